@@ -1,0 +1,76 @@
+//! Playout benchmarks: random playouts from the initial state, timed in repeated runs.
+
+use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::time::{Duration, Instant};
+
+/// One timed run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub playouts: u64,
+    /// Joint moves applied (next-state computations).
+    pub states: u64,
+    pub secs: f64,
+}
+
+impl Run {
+    pub fn states_per_s(&self) -> f64 {
+        self.states as f64 / self.secs
+    }
+    pub fn playouts_per_s(&self) -> f64 {
+        self.playouts as f64 / self.secs
+    }
+}
+
+/// The runs of a benchmark and their medians.
+#[derive(Clone, Debug)]
+pub struct BenchResult {
+    pub runs: Vec<Run>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return 0.0;
+    }
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl BenchResult {
+    pub fn median_states_per_s(&self) -> f64 {
+        median(self.runs.iter().map(Run::states_per_s).collect())
+    }
+    pub fn median_playouts_per_s(&self) -> f64 {
+        median(self.runs.iter().map(Run::playouts_per_s).collect())
+    }
+}
+
+/// Runs `runs` timed runs of random playouts of at most `max_depth` joint moves, each run
+/// lasting about `per_run`.
+pub fn bench_playouts<M: StateMachine>(machine: &mut M, per_run: Duration, runs: usize, seed: u64, max_depth: usize) -> BenchResult {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let initial = machine.initial_state();
+    let mut bufs = PlayoutBuffers::new(machine);
+    let mut state = initial.clone();
+    // Warm-up: one playout, so first-time term creation is not timed.
+    random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let (mut playouts, mut states) = (0u64, 0u64);
+        while t0.elapsed() < per_run {
+            state.clone_from(&initial);
+            let r = random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+            playouts += 1;
+            states += r.depth as u64;
+        }
+        out.push(Run { playouts, states, secs: t0.elapsed().as_secs_f64() });
+    }
+    BenchResult { runs: out }
+}

@@ -1,0 +1,162 @@
+//! Relations: sets of tuples of terms, appended in order (so a tuple index range is a
+//! "delta" for semi-naive evaluation), with optional hash indexes on one argument.
+
+use super::terms::{TermId, TermStore};
+use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+pub const NIL: u32 = u32::MAX;
+
+/// Which key an index files tuples under.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// The argument's term id.
+    Exact,
+    /// The argument's functor and arity.
+    Functor,
+}
+
+/// An index of one argument position: chains of tuple indices, newest first.
+#[derive(Clone, Debug)]
+pub struct Index {
+    pub pos: usize,
+    pub kind: IndexKind,
+    heads: FxHashMap<u64, u32>,
+    next: Vec<u32>,
+}
+
+pub fn functor_key(functor: crate::gdl::Sym, arity: usize) -> u64 {
+    ((functor.0 as u64) << 16) | arity as u64
+}
+
+#[derive(Clone, Debug)]
+pub struct Relation {
+    pub arity: usize,
+    pub len: u32,
+    /// Tuples at or past `limit` are not visible to joins (they were added in the current
+    /// round of a recursive evaluation).
+    pub limit: u32,
+    /// Start of the delta of the current round.
+    pub delta_lo: u32,
+    data: Vec<TermId>,
+    set: HashTable<u32>,
+    pub indexes: Vec<Index>,
+}
+
+fn hash_tuple(t: &[TermId]) -> u64 {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    t.hash(&mut h);
+    h.finish()
+}
+
+impl Relation {
+    pub fn new(arity: usize) -> Relation {
+        Relation { arity, len: 0, limit: 0, delta_lo: 0, data: Vec::new(), set: HashTable::new(), indexes: Vec::new() }
+    }
+
+    /// Registers an index, returning its slot.
+    pub fn add_index(&mut self, pos: usize, kind: IndexKind) -> usize {
+        if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind) {
+            return i;
+        }
+        debug_assert_eq!(self.len, 0, "indexes are registered before evaluation");
+        self.indexes.push(Index { pos, kind, heads: FxHashMap::default(), next: Vec::new() });
+        self.indexes.len() - 1
+    }
+
+    #[inline]
+    pub fn tuple(&self, i: u32) -> &[TermId] {
+        let a = self.arity;
+        &self.data[i as usize * a..(i as usize + 1) * a]
+    }
+
+    /// The index of tuple `t`, if present.
+    #[inline]
+    pub fn find(&self, t: &[TermId]) -> Option<u32> {
+        if self.arity == 0 {
+            return (self.len > 0).then_some(0);
+        }
+        let h = hash_tuple(t);
+        self.set.find(h, |&i| self.tuple(i) == t).copied()
+    }
+
+    /// Adds a tuple; returns whether it was new.
+    pub fn insert(&mut self, t: &[TermId], terms: &TermStore) -> bool {
+        debug_assert_eq!(t.len(), self.arity);
+        if self.arity == 0 {
+            if self.len > 0 {
+                return false;
+            }
+            self.len = 1;
+            return true;
+        }
+        let h = hash_tuple(t);
+        if self.set.find(h, |&i| self.tuple(i) == t).is_some() {
+            return false;
+        }
+        let id = self.len;
+        self.data.extend_from_slice(t);
+        let (data, arity) = (&self.data, self.arity);
+        self.set.insert_unique(h, id, |&i| hash_tuple(&data[i as usize * arity..(i as usize + 1) * arity]));
+        for ix in &mut self.indexes {
+            let v = t[ix.pos];
+            let key = match ix.kind {
+                IndexKind::Exact => v.0 as u64,
+                IndexKind::Functor => functor_key(terms.functor(v), terms.args(v).len()),
+            };
+            let head = ix.heads.entry(key).or_insert(NIL);
+            ix.next.push(*head);
+            *head = id;
+        }
+        self.len += 1;
+        true
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.limit = 0;
+        self.delta_lo = 0;
+        self.data.clear();
+        self.set.clear();
+        for ix in &mut self.indexes {
+            ix.heads.clear();
+            ix.next.clear();
+        }
+    }
+
+    /// Tuple indices in `[lo, hi)` filed under `key` in index `slot`, newest first.
+    #[inline]
+    pub fn chain(&self, slot: usize, key: u64, lo: u32, hi: u32) -> Chain<'_> {
+        let ix = &self.indexes[slot];
+        let cur = ix.heads.get(&key).copied().unwrap_or(NIL);
+        Chain { next: &ix.next, cur, lo, hi }
+    }
+}
+
+/// Iterator over an index chain restricted to a range of tuple indices.
+pub struct Chain<'a> {
+    next: &'a [u32],
+    cur: u32,
+    lo: u32,
+    hi: u32,
+}
+
+impl Iterator for Chain<'_> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        while self.cur != NIL {
+            let c = self.cur;
+            if c < self.lo {
+                self.cur = NIL;
+                return None;
+            }
+            self.cur = self.next[c as usize];
+            if c < self.hi {
+                return Some(c);
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,16 @@
+//! Factotum: a General Game Playing agent.
+//!
+//! Codemap (dependencies flow downwards only):
+//! - [`gdl`]: parser, AST, symbols, printer, validation. Knows no game semantics.
+//! - [`graph`]: small graph algorithms (strongly connected components).
+//! - [`machine`]: the [`machine::StateMachine`] trait every engine implements; random playouts.
+//! - [`interp`]: the GDL interpreter (fallback engine and test oracle).
+//! - [`conform`]: replays reference traces against an engine and reports disagreements.
+//! - [`bench`]: playout benchmarks.
+
+pub mod bench;
+pub mod conform;
+pub mod gdl;
+pub mod graph;
+pub mod interp;
+pub mod machine;

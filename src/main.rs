@@ -1,0 +1,184 @@
+//! The `factotum` command line: a thin shell over the library.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use factotum::bench::bench_playouts;
+use factotum::conform::{conform_dir, conform_trace, InterpBuilder, TraceResult};
+use factotum::gdl::{validate, Game, Severity};
+use factotum::interp::Interpreter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "factotum", version, about = "A General Game Playing agent: GDL in, propnet out, MCTS on top.")]
+struct Cli {
+    /// Write logs as JSON lines.
+    #[arg(long, global = true)]
+    log_json: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum Engine {
+    /// The GDL interpreter.
+    Interp,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Parse and validate a game: roles, relations, strata and any problems (exit 2 on errors).
+    Check { game: PathBuf },
+    /// Replay reference traces (a .jsonl file, or a folder of them) and compare every state.
+    Conform {
+        trace: PathBuf,
+        /// Folder of the .kif games the traces name (default: ../games beside the traces).
+        #[arg(long)]
+        games: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "interp")]
+        engine: Engine,
+        /// Give up on one game after this many seconds.
+        #[arg(long, default_value_t = 120.0)]
+        timeout_s: f64,
+        /// Games replayed in parallel (folder mode).
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+    },
+    /// Random playouts from the initial state: playouts/s and states/s, median of several runs.
+    Bench {
+        game: PathBuf,
+        #[arg(long, value_enum, default_value = "interp")]
+        engine: Engine,
+        /// Seconds per run.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Longest playout, in joint moves.
+        #[arg(long, default_value_t = 10_000)]
+        max_depth: usize,
+    },
+}
+
+fn init_logs(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into());
+    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if json {
+        b.json().init();
+    } else {
+        b.init();
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs(cli.log_json);
+    match run(cli.cmd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<Game, ExitCode> {
+    Game::load(path).map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::from(2)
+    })
+}
+
+fn run(cmd: Cmd) -> Result<ExitCode> {
+    match cmd {
+        Cmd::Check { game } => Ok(check(&game)),
+        Cmd::Conform { trace, games, engine: Engine::Interp, timeout_s, jobs } => {
+            let games = games.unwrap_or_else(|| {
+                let dir = if trace.is_dir() { trace.clone() } else { trace.parent().map(Path::to_path_buf).unwrap_or_default() };
+                dir.join("../games")
+            });
+            let limit = Duration::from_secs_f64(timeout_s);
+            let results = if trace.is_dir() {
+                conform_dir(&InterpBuilder, &trace, &games, limit, jobs, &|r, k, n| {
+                    eprintln!("[{k}/{n}] {} {} ({} states, {:.0} ms)", r.game, r.outcome.label(), r.states, r.ms);
+                })?
+            } else {
+                vec![conform_trace(&InterpBuilder, &trace, &games, limit)]
+            };
+            print_conformance(&results);
+            Ok(if results.iter().all(|r| r.outcome.is_pass()) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Bench { game, engine: Engine::Interp, seconds, runs, seed, max_depth } => {
+            let g = match load(&game) {
+                Ok(g) => g,
+                Err(code) => return Ok(code),
+            };
+            let mut m = match Interpreter::new(&g) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("{}: {e}", game.display());
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let r = bench_playouts(&mut m, Duration::from_secs_f64(seconds), runs, seed, max_depth);
+            println!("| game | engine | runs | median playouts/s | median states/s |");
+            println!("|---|---|---|---|---|");
+            println!("| {} | interp | {} | {:.0} | {:.0} |", g.name, r.runs.len(), r.median_playouts_per_s(), r.median_states_per_s());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn check(path: &Path) -> ExitCode {
+    let game = match load(path) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let report = validate(&game);
+    println!("game: {}", game.name);
+    println!("roles: {}", report.roles.join(" "));
+    println!("rules: {}", game.rules.len());
+    println!("relations ({}):", report.relations.len());
+    for (name, arity, count) in &report.relations {
+        println!("  {name}/{arity}: {count} rule(s)");
+    }
+    println!("strata ({}):", report.strata.len());
+    for s in &report.strata {
+        println!("  {}: {}", s.level, s.relations.join(" "));
+    }
+    let file = path.display();
+    for d in &report.diags {
+        let sev = if d.severity == Severity::Error { "error" } else { "warning" };
+        eprintln!("{file}:{}:{}: {sev}: {}", d.pos.line, d.pos.col, d.msg);
+    }
+    let errors = report.errors().count();
+    if errors > 0 {
+        eprintln!("{file}: {errors} error(s)");
+        ExitCode::from(2)
+    } else {
+        println!("ok");
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_conformance(results: &[TraceResult]) {
+    println!("| game | states checked | result | ms |");
+    println!("|---|---|---|---|");
+    for r in results {
+        println!("| {} | {} | {} | {:.0} |", r.game, r.states, r.outcome.label(), r.ms);
+    }
+    let pass = results.iter().filter(|r| r.outcome.is_pass()).count();
+    let states: usize = results.iter().map(|r| r.states).sum();
+    println!("\n{pass}/{} games agree, {states} states checked", results.len());
+    for r in results.iter().filter(|r| !r.outcome.is_pass()) {
+        let why = match &r.outcome {
+            factotum::conform::Outcome::Fail(s) | factotum::conform::Outcome::LoadError(s) => s.clone(),
+            factotum::conform::Outcome::Timeout => "time limit".into(),
+            _ => String::new(),
+        };
+        println!("- {}: {} {}", r.game, r.outcome.label(), why);
+    }
+}
