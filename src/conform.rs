@@ -133,6 +133,9 @@ fn replay<B: EngineBuilder>(
         return Err(Outcome::Fail(format!("roles differ: expected {roles:?}, got {:?}", m.roles())));
     }
     let initial = m.initial_state();
+    if m.overflowed() {
+        return Err(Outcome::Fail("initial state: evaluation exceeded the interpreter's memory limits".into()));
+    }
     let facts = m.state_facts(&initial);
     if facts != init {
         return Err(Outcome::Fail(diff("initial state facts", &init, &facts)));
@@ -188,6 +191,9 @@ fn replay<B: EngineBuilder>(
                     return Err(Outcome::Fail(format!("{at}: goal of {name} expected {exp:?}, got {got:?}")));
                 }
             }
+        }
+        if m.overflowed() {
+            return Err(Outcome::Fail(format!("{at}: evaluation exceeded the interpreter's memory limits")));
         }
         result.states += 1;
         if let Some(j) = &l.joint {

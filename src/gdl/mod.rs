@@ -4,6 +4,7 @@
 //! where keywords may stand), but nothing about how a game is played.
 
 mod ast;
+mod deps;
 mod normal;
 mod parser;
 mod printer;
@@ -11,6 +12,7 @@ mod symbol;
 mod validate;
 
 pub use ast::{Atom, Literal, Pos, Rule, Term};
+pub use deps::{may_unify, rule_deps, RuleDeps};
 pub use normal::{expand_rule, FlatLit, FlatRule, MAX_EXPANSION};
 pub use printer::{write_atom, write_term};
 pub use symbol::{kw, Sym, SymbolTable};
@@ -114,6 +116,16 @@ impl Game {
         }
         self.rules.iter().any(|r| r.head.rel == kw::SEES || r.body.iter().any(lit_uses))
     }
+}
+
+/// Every rule of a game in flat normal form, in order, with the position of the rule each
+/// came from.
+pub fn flatten(rules: &[Rule]) -> Result<Vec<FlatRule>, GdlError> {
+    let mut out = Vec::new();
+    for r in rules {
+        out.extend(expand_rule(r).map_err(|e| GdlError::new("", r.pos, e, String::new()))?);
+    }
+    Ok(out)
 }
 
 /// Parses the text of a game into rules, interning into `symbols`.

@@ -2,10 +2,10 @@
 //! stratified negation, required relations. Problems are collected, never panicked on.
 
 use super::ast::{Atom, Literal, Pos, Term};
+use super::deps::rule_deps;
 use super::normal::{expand_rule, FlatLit};
 use super::symbol::{kw, Sym};
 use super::Game;
-use crate::graph::sccs;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 
@@ -167,6 +167,7 @@ pub fn validate(game: &Game) -> Report {
         rels.len() - 1
     });
     let mut edges: Vec<(usize, usize, bool, Pos)> = Vec::new();
+    let mut all_flats = Vec::new();
     for rule in &game.rules {
         let flats = match expand_rule(rule) {
             Ok(f) => f,
@@ -216,39 +217,37 @@ pub fn validate(game: &Game) -> Report {
                 c.error(rule.pos, format!("unsafe rule for `{}`: variable(s) {} not bound by any positive body literal", c.name(rule.head.rel), list.join(", ")));
             }
         }
+        all_flats.extend(flats);
     }
 
-    // Strongly connected components; negation inside one is unstratified.
+    // Stratification, at the grain of rules (see `deps`).
     let n = rels.len();
     let mut succ = vec![Vec::new(); n];
-    let mut out_edges: Vec<Vec<(usize, bool, Pos)>> = vec![Vec::new(); n];
-    for &(h, b, neg, pos) in &edges {
+    for &(h, b, _, _) in &edges {
         succ[h].push(b);
-        out_edges[h].push((b, neg, pos));
     }
-    let comps = sccs(n, &succ);
-    let mut comp_of = vec![0; n];
-    for (i, comp) in comps.iter().enumerate() {
-        for &r in comp {
-            comp_of[r] = i;
-        }
-    }
-    let mut level = vec![0usize; comps.len()];
-    for (i, comp) in comps.iter().enumerate() {
+    let deps = rule_deps(&all_flats);
+    let mut level = vec![0usize; deps.comps.len()];
+    let mut rel_level: FxHashMap<Sym, usize> = FxHashMap::default();
+    for (ci, comp) in deps.comps.iter().enumerate() {
         let mut lv = 0;
         for &r in comp {
-            for &(b, neg, pos) in &out_edges[r] {
-                if comp_of[b] == i {
+            for &(j, neg) in &deps.edges[r] {
+                if deps.comp_of[j] == ci {
                     if neg {
-                        let names: Vec<&str> = comp.iter().map(|&r| c.name(rels[r])).collect();
-                        c.error(pos, format!("negation is not stratified: `{}` depends negatively on itself through {}", c.name(rels[r]), names.join(", ")));
+                        let names: Vec<&str> = comp.iter().map(|&r| c.name(all_flats[r].head.rel)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+                        c.error(all_flats[r].pos, format!("negation is not stratified: a rule for `{}` depends negatively on itself through {}", c.name(all_flats[r].head.rel), names.join(", ")));
                     }
                 } else {
-                    lv = lv.max(level[comp_of[b]] + usize::from(neg));
+                    lv = lv.max(level[deps.comp_of[j]] + usize::from(neg));
                 }
             }
         }
-        level[i] = lv;
+        level[ci] = lv;
+        for &r in comp {
+            let e = rel_level.entry(all_flats[r].head.rel).or_default();
+            *e = (*e).max(lv);
+        }
     }
 
     // Keyword dependencies: legal, goal and terminal may not depend on does; init on state.
@@ -310,14 +309,10 @@ pub fn validate(game: &Game) -> Report {
     let mut relations: Vec<(String, usize, usize)> =
         rule_count.iter().map(|(&(s, a), &k)| (c.name(s).to_string(), a, k)).collect();
     relations.sort();
-    let max_level = level.iter().copied().max().unwrap_or(0);
+    let max_level = rel_level.values().copied().max().unwrap_or(0);
     let mut strata: Vec<StratumInfo> = (0..=max_level).map(|l| StratumInfo { level: l, relations: Vec::new() }).collect();
-    for (i, comp) in comps.iter().enumerate() {
-        for &r in comp {
-            if rule_count.keys().any(|(s, _)| *s == rels[r]) {
-                strata[level[i]].relations.push(c.name(rels[r]).to_string());
-            }
-        }
+    for (&r, &l) in &rel_level {
+        strata[l].relations.push(c.name(r).to_string());
     }
     for s in &mut strata {
         s.relations.sort();

@@ -32,10 +32,15 @@ pub enum Access {
 
 #[derive(Clone, Debug)]
 pub enum Lit {
-    Pos { rel: RelId, args: Box<[Pat]>, access: Access, fresh: Box<[u16]> },
+    /// `dead`: the variables this literal binds are used by no later literal nor the head, so
+    /// one matching tuple is as good as all of them.
+    Pos { rel: RelId, args: Box<[Pat]>, access: Access, fresh: Box<[u16]>, dead: bool },
     /// Negation; `locals` are variables that occur nowhere else (read as "no such tuple").
     Neg { rel: RelId, args: Box<[Pat]>, access: Access, locals: Box<[u16]> },
     Distinct(Pat, Pat),
+    /// A relation evaluated on demand (never materialized): all arguments are bound, and its
+    /// rules are run top-down to prove (or, with `neg`, to fail to prove) the tuple.
+    Check { rel: RelId, args: Box<[Pat]>, neg: bool },
     /// `(not (distinct a b))`: the second pattern is bound; `fresh` variables of the first
     /// get bound by matching.
     Same(Pat, Pat, Box<[u16]>),
@@ -50,6 +55,8 @@ pub struct CRule {
     pub nvars: usize,
     /// In semi-naive evaluation: the literal that ranges over the last round's new tuples.
     pub delta: Option<usize>,
+    /// From this literal on all head variables are bound: one solution of the rest suffices.
+    pub exists_from: usize,
 }
 
 impl CRule {
@@ -57,6 +64,7 @@ impl CRule {
         self.body.iter().filter_map(|l| match l {
             Lit::Pos { rel, .. } => Some((*rel, false)),
             Lit::Neg { rel, .. } => Some((*rel, true)),
+            Lit::Check { rel, neg, .. } => Some((*rel, *neg)),
             _ => None,
         })
     }
@@ -68,6 +76,8 @@ pub struct Compiler<'a> {
     pub rels: &'a mut Vec<Relation>,
     pub rel_ids: &'a mut FxHashMap<(Sym, usize), RelId>,
     pub symbols: &'a SymbolTable,
+    /// Relations evaluated on demand: see [`Lit::Check`].
+    pub checked: &'a rustc_hash::FxHashSet<(Sym, usize)>,
 }
 
 fn pat_vars(p: &Pat, out: &mut Vec<u16>) {
@@ -95,6 +105,7 @@ enum Pending {
     Neg(RelId, Vec<Pat>),
     Distinct(Pat, Pat),
     Same(Pat, Pat),
+    Check(RelId, Vec<Pat>, bool),
 }
 
 impl Compiler<'_> {
@@ -140,13 +151,22 @@ impl Compiler<'_> {
         Access::Scan
     }
 
-    /// Compiles one flat rule. Errors name unsafe variables.
-    pub fn rule(&mut self, fr: &FlatRule) -> Result<CRule, String> {
+    /// Compiles one flat rule. With `head_bound`, the rule is compiled to check a given head
+    /// tuple (all head variables bound on entry). Errors name unsafe variables.
+    pub fn rule(&mut self, fr: &FlatRule, head_bound: bool) -> Result<CRule, String> {
         let mut vars: FxHashMap<Sym, u16> = FxHashMap::default();
         let (head_rel, head) = self.atom(&fr.head, &mut vars);
         let mut pending = Vec::new();
         for l in &fr.body {
             pending.push(match l {
+                FlatLit::Pos(a) if self.checked.contains(&(a.rel, a.args.len())) => {
+                    let (r, ps) = self.atom(a, &mut vars);
+                    Pending::Check(r, ps, false)
+                }
+                FlatLit::Neg(a) if self.checked.contains(&(a.rel, a.args.len())) => {
+                    let (r, ps) = self.atom(a, &mut vars);
+                    Pending::Check(r, ps, true)
+                }
                 FlatLit::Pos(a) => {
                     let (r, ps) = self.atom(a, &mut vars);
                     Pending::Pos(r, ps)
@@ -164,6 +184,13 @@ impl Compiler<'_> {
             vars.iter().find(|(_, &i)| i == v).map(|(s, _)| self.symbols.name(*s).to_string()).unwrap_or_default()
         };
         let mut bound = vec![false; nvars];
+        if head_bound {
+            let mut hv = Vec::new();
+            head.iter().for_each(|p| pat_vars(p, &mut hv));
+            for v in hv {
+                bound[v as usize] = true;
+            }
+        }
         let mut body = Vec::new();
         let mut scratch = Vec::new();
         while !pending.is_empty() {
@@ -172,7 +199,7 @@ impl Compiler<'_> {
             let mut emitted = false;
             while i < pending.len() {
                 let ready = match &pending[i] {
-                    Pending::Neg(_, ps) => ps.iter().all(|p| pat_bound(p, &bound)),
+                    Pending::Neg(_, ps) | Pending::Check(_, ps, _) => ps.iter().all(|p| pat_bound(p, &bound)),
                     Pending::Distinct(x, y) => pat_bound(x, &bound) && pat_bound(y, &bound),
                     Pending::Same(x, y) => pat_bound(x, &bound) || pat_bound(y, &bound),
                     Pending::Pos(..) => false,
@@ -188,6 +215,7 @@ impl Compiler<'_> {
                         body.push(Lit::Neg { rel, args: ps.into(), access, locals: Box::new([]) });
                     }
                     Pending::Distinct(x, y) => body.push(Lit::Distinct(x, y)),
+                    Pending::Check(rel, ps, neg) => body.push(Lit::Check { rel, args: ps.into(), neg }),
                     Pending::Same(x, y) => {
                         let (x, y) = if pat_bound(&y, &bound) { (x, y) } else { (y, x) };
                         scratch.clear();
@@ -232,7 +260,7 @@ impl Compiler<'_> {
                 for &v in &scratch {
                     bound[v as usize] = true;
                 }
-                body.push(Lit::Pos { rel, args: ps.into(), access, fresh: scratch.as_slice().into() });
+                body.push(Lit::Pos { rel, args: ps.into(), access, fresh: scratch.as_slice().into(), dead: false });
                 continue;
             }
             // Only checks with unbound variables are left.
@@ -243,6 +271,9 @@ impl Compiler<'_> {
                     scratch.retain(|v| !bound[*v as usize]);
                     let access = self.access(rel, &ps, &bound);
                     body.push(Lit::Neg { rel, args: ps.into(), access, locals: scratch.as_slice().into() });
+                }
+                Pending::Check(rel, ..) => {
+                    return Err(format!("relation #{rel} is evaluated on demand but a variable of it is never bound"));
                 }
                 Pending::Distinct(x, y) | Pending::Same(x, y) => {
                     scratch.clear();
@@ -256,10 +287,45 @@ impl Compiler<'_> {
             }
         }
         let mut head_vars = Vec::new();
-        head.iter().for_each(|p| pat_vars(p, &mut head_vars));
+        if !head_bound {
+            head.iter().for_each(|p| pat_vars(p, &mut head_vars));
+        }
         if let Some(&v) = head_vars.iter().find(|&&v| !bound[v as usize]) {
             return Err(format!("unsafe rule: head variable {} is never bound", name_of(v)));
         }
-        Ok(CRule { head_rel, head: head.into(), head_vars: head_vars.into(), body: body.into(), nvars, delta: None })
+        // Which literals bind only variables nobody reads later, and where the head is bound.
+        let mut used_later = vec![false; nvars];
+        for &v in &head_vars {
+            used_later[v as usize] = true;
+        }
+        let mut exists_from = 0;
+        for k in (0..body.len()).rev() {
+            let mut vs = Vec::new();
+            match &mut body[k] {
+                Lit::Pos { args, fresh, dead, .. } => {
+                    *dead = fresh.iter().all(|&v| !used_later[v as usize]);
+                    if exists_from == 0 && fresh.iter().any(|&v| head_vars.contains(&v)) {
+                        exists_from = k + 1;
+                    }
+                    args.iter().for_each(|p| pat_vars(p, &mut vs));
+                }
+                Lit::Neg { args, .. } | Lit::Check { args, .. } => args.iter().for_each(|p| pat_vars(p, &mut vs)),
+                Lit::Distinct(x, y) => {
+                    pat_vars(x, &mut vs);
+                    pat_vars(y, &mut vs);
+                }
+                Lit::Same(x, y, fresh) => {
+                    if exists_from == 0 && fresh.iter().any(|&v| head_vars.contains(&v)) {
+                        exists_from = k + 1;
+                    }
+                    pat_vars(x, &mut vs);
+                    pat_vars(y, &mut vs);
+                }
+            }
+            for v in vs {
+                used_later[v as usize] = true;
+            }
+        }
+        Ok(CRule { head_rel, head: head.into(), head_vars: head_vars.into(), body: body.into(), nvars, delta: None, exists_from })
     }
 }

@@ -6,11 +6,20 @@ use super::relation::Relation;
 use super::terms::{TermId, TermStore, UNBOUND};
 
 /// All relations of a game plus the terms they hold.
+struct ArgBuf([TermId; BUF]);
+
 #[derive(Clone, Debug)]
 pub struct Db {
     pub terms: TermStore,
     pub rels: Vec<Relation>,
+    /// For relations evaluated on demand: their rules compiled with the head bound.
+    pub check_rules: std::sync::Arc<Vec<Vec<CRule>>>,
+    /// Set when a join produced more than [`MAX_SOLUTIONS`] values and was cut short.
+    pub overflow: std::cell::Cell<bool>,
 }
+
+/// Most head-variable values one join may collect before it gives up (memory guard).
+pub const MAX_SOLUTIONS: usize = 32 << 20;
 
 /// Small fixed buffer for argument lists, so the hot path does not allocate.
 const BUF: usize = 24;
@@ -110,6 +119,37 @@ impl Db {
         }
     }
 
+    fn ground_args(&self, args: &[Pat], b: &[TermId]) -> Option<ArgBuf> {
+        if args.len() > BUF {
+            return None;
+        }
+        let mut buf = ArgBuf([UNBOUND; BUF]);
+        for (i, p) in args.iter().enumerate() {
+            buf.0[i] = self.ground(p, b)?;
+        }
+        Some(buf)
+    }
+
+    /// Proves a ground tuple of an on-demand relation with its check rules, top-down.
+    pub fn check(&self, rel: usize, tuple: &[TermId]) -> bool {
+        let Some(rules) = self.check_rules.get(rel) else { return false };
+        let mut none = Vec::new();
+        for rule in rules.iter() {
+            let mut frame = [UNBOUND; 64];
+            let mut big;
+            let b: &mut [TermId] = if rule.nvars <= 64 {
+                &mut frame[..rule.nvars]
+            } else {
+                big = vec![UNBOUND; rule.nvars];
+                &mut big
+            };
+            if rule.head.iter().zip(tuple).all(|(p, &t)| self.unify(p, t, b)) && self.join(rule, 0, b, &mut none) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Finds the tuple a fully bound argument list denotes.
     fn find(&self, r: &Relation, args: &[Pat], b: &[TermId]) -> Option<u32> {
         if args.len() <= BUF {
@@ -139,14 +179,19 @@ impl Db {
     }
 
     /// Evaluates the body of `rule` from literal `k` on; pushes the head variables' values of
-    /// each solution to `out`. Returns true to stop early (a ground head has been proven).
+    /// each solution to `out`. Returns true when a solution was found and the literals from
+    /// `rule.exists_from` on need no other (for a ground head: it has been proven).
     pub fn join(&self, rule: &CRule, k: usize, b: &mut [TermId], out: &mut Vec<TermId>) -> bool {
         let Some(lit) = rule.body.get(k) else {
             out.extend(rule.head_vars.iter().map(|&v| b[v as usize]));
+            if out.len() > MAX_SOLUTIONS {
+                self.overflow.set(true);
+                return true;
+            }
             return rule.head_vars.is_empty();
         };
         match lit {
-            Lit::Pos { rel, args, access, fresh } => {
+            Lit::Pos { rel, args, access, fresh, dead } => {
                 let r = &self.rels[*rel];
                 let lo = if rule.delta == Some(k) { r.delta_lo } else { 0 };
                 for i in self.candidates(r, args, access, lo, r.limit, b) {
@@ -156,8 +201,11 @@ impl Db {
                     for &v in fresh.iter() {
                         b[v as usize] = UNBOUND;
                     }
-                    if stop {
+                    if stop && (k >= rule.exists_from || self.overflow.get()) {
                         return true;
+                    }
+                    if ok && *dead {
+                        return false;
                     }
                 }
                 false
@@ -184,6 +232,13 @@ impl Db {
                 !exists && self.join(rule, k + 1, b, out)
             }
             Lit::Distinct(p, q) => !self.same(p, q, b) && self.join(rule, k + 1, b, out),
+            Lit::Check { rel, args, neg } => {
+                let proved = match self.ground_args(args, b) {
+                    Some(buf) => self.check(*rel, &buf.0[..args.len()]),
+                    None => false,
+                };
+                proved != *neg && self.join(rule, k + 1, b, out)
+            }
             Lit::Same(p, q, fresh) => {
                 let ok = if fresh.is_empty() {
                     self.same(p, q, b)

@@ -16,12 +16,11 @@ mod terms;
 
 pub use terms::{TermId, TermStore};
 
-use crate::gdl::{expand_rule, kw, validate, Game, Sym, SymbolTable};
-use crate::graph::sccs;
+use crate::gdl::{flatten, kw, rule_deps, validate, Atom, FlatLit, FlatRule, Game, RuleDeps, Sym, SymbolTable};
 use crate::machine::{Goal, StateMachine};
 use compile::{CRule, Compiler, Lit, RelId};
 use eval::Db;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use terms::UNBOUND;
 
@@ -47,8 +46,9 @@ enum Phase {
 
 #[derive(Clone, Debug)]
 struct Component {
+    /// Relations the component's rules write.
     rels: Vec<RelId>,
-    /// Every rule whose head is in the component.
+    /// The rules of the component.
     rules: Vec<usize>,
     /// Semi-naive variants of the recursive rules.
     delta_rules: Vec<usize>,
@@ -68,6 +68,7 @@ struct Plan {
     for_next: Vec<usize>,
     dynamic: Vec<usize>,
     moving: Vec<usize>,
+    rel_names: Vec<(Sym, usize)>,
     rel_true: RelId,
     rel_does: RelId,
     rel_init: RelId,
@@ -110,11 +111,59 @@ impl Interpreter {
         if !report.is_ok() {
             return Err(InterpError::Invalid(report.errors().map(|d| d.to_string()).collect()));
         }
+        let flats = flatten(&game.rules).map_err(|e| InterpError::Invalid(vec![e.to_string()]))?;
+        let deps = rule_deps(&flats);
+        // Static relations too large to materialize are moved to on-demand evaluation, one at
+        // a time, until the static part fits.
+        let mut forced = FxHashSet::default();
+        loop {
+            let checked = on_demand_relations(&flats, &deps, &forced);
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                let names: Vec<&str> = checked.iter().map(|k| game.symbols.name(k.0)).collect();
+                tracing::debug!(game = %game.name, on_demand = ?names, "relations evaluated on demand");
+            }
+            let mut m = Interpreter::build(game, &flats, &deps, &checked)?;
+            let Some(key) = m.prime_static() else { return Ok(m) };
+            // Force the relation, or if it was forced already (and could not be evaluated on
+            // demand because its users enumerate it), the relations that use it.
+            let before = forced.len();
+            if !forced.insert(key) {
+                for fr in &flats {
+                    if fr.body.iter().any(|l| matches!(l, FlatLit::Pos(a) | FlatLit::Neg(a) if (a.rel, a.args.len()) == key)) {
+                        forced.insert((fr.head.rel, fr.head.args.len()));
+                    }
+                }
+            }
+            if forced.len() == before || forced.len() > 64 {
+                return Ok(m);
+            }
+            tracing::debug!(relation = m.symbols.name(key.0), "static relation too large; evaluating on demand");
+        }
+    }
+
+    /// Evaluates every static component; on overflow, names the relation that overflowed.
+    fn prime_static(&mut self) -> Option<(Sym, usize)> {
+        let plan = Arc::clone(&self.plan);
+        for list in [&plan.for_init, &plan.for_legal, &plan.for_terminal, &plan.for_goal, &plan.for_next] {
+            for &c in list {
+                if plan.comps[c].phase == Phase::Static && !self.computed[c] {
+                    self.eval_component(c);
+                    self.computed[c] = true;
+                    if self.overflowed() {
+                        return plan.comps[c].rels.first().map(|&r| plan.rel_names[r]);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn build(game: &Game, flats: &[FlatRule], deps: &RuleDeps, checked: &FxHashSet<(Sym, usize)>) -> Result<Interpreter, InterpError> {
         let mut terms = TermStore::new();
         let mut rels = Vec::new();
         let mut rel_ids = FxHashMap::default();
         let mut rules = Vec::new();
-        let mut c = Compiler { terms: &mut terms, rels: &mut rels, rel_ids: &mut rel_ids, symbols: &game.symbols };
+        let mut c = Compiler { terms: &mut terms, rels: &mut rels, rel_ids: &mut rel_ids, symbols: &game.symbols, checked };
         let rel_true = c.rel(kw::TRUE, 1);
         let rel_does = c.rel(kw::DOES, 2);
         let rel_init = c.rel(kw::INIT, 1);
@@ -123,13 +172,24 @@ impl Interpreter {
         let rel_terminal = c.rel(kw::TERMINAL, 0);
         let rel_next = c.rel(kw::NEXT, 1);
         let mut errors = Vec::new();
-        for r in &game.rules {
-            let flats = expand_rule(r).map_err(|e| InterpError::Invalid(vec![e]))?;
-            for fr in &flats {
-                match c.rule(fr) {
-                    Ok(cr) => rules.push(cr),
-                    Err(e) => errors.push(format!("{}:{}: {e}", r.pos.line, r.pos.col)),
+        let mut check_rules: Vec<Vec<CRule>> = Vec::new();
+        let mut is_checked = Vec::new();
+        for fr in flats {
+            // Rules of on-demand relations are compiled to check a given head tuple; they stay
+            // in `rules` too, so that rule indices match `flats`, but are never materialized.
+            let on_demand = checked.contains(&(fr.head.rel, fr.head.args.len()));
+            is_checked.push(on_demand);
+            match c.rule(fr, on_demand) {
+                Ok(cr) => {
+                    if on_demand {
+                        if check_rules.len() <= cr.head_rel {
+                            check_rules.resize(cr.head_rel + 1, Vec::new());
+                        }
+                        check_rules[cr.head_rel].push(cr.clone());
+                    }
+                    rules.push(cr);
                 }
+                Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
             }
         }
         if !errors.is_empty() {
@@ -138,75 +198,70 @@ impl Interpreter {
         let role_syms = game.roles();
         let role_terms: Vec<TermId> = role_syms.iter().map(|&s| terms.intern(s, &[])).collect();
 
-        // Components of the relation dependency graph, dependencies first.
-        let n = rels.len();
-        let mut succ = vec![Vec::new(); n];
-        for r in &rules {
-            for (b, _) in r.body_rels() {
-                succ[r.head_rel].push(b);
+        // A relation's phase is the highest phase of any rule defining it (a fixpoint, since
+        // rules read relations).
+        let mut rel_phase = vec![Phase::Static; rels.len()];
+        rel_phase[rel_true] = Phase::State;
+        rel_phase[rel_does] = Phase::Move;
+        loop {
+            let mut changed = false;
+            for r in &rules {
+                let p = r.body_rels().map(|(b, _)| rel_phase[b]).max().unwrap_or(Phase::Static);
+                if p > rel_phase[r.head_rel] {
+                    rel_phase[r.head_rel] = p;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
             }
         }
-        let comp_list = sccs(n, &succ);
-        let mut comp_of = vec![0; n];
-        for (i, comp) in comp_list.iter().enumerate() {
-            for &r in comp {
-                comp_of[r] = i;
-            }
+
+        // Components of the rule dependency graph, dependencies first.
+        let mut comps: Vec<Component> = Vec::with_capacity(deps.comps.len());
+        for (ci, comp) in deps.comps.iter().enumerate() {
+            let mut heads: Vec<RelId> = comp.iter().map(|&r| rules[r].head_rel).collect();
+            heads.sort_unstable();
+            heads.dedup();
+            let phase = heads.iter().map(|&h| rel_phase[h]).max().unwrap_or(Phase::Static);
+            let recursive = deps.is_recursive(ci);
+            // Rules of on-demand relations are run by `Db::check`, never materialized.
+            let comp_rules: Vec<usize> = comp.iter().copied().filter(|&r| !is_checked[r]).collect();
+            let heads = if comp_rules.is_empty() { Vec::new() } else { heads };
+            comps.push(Component { rels: heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
         }
-        let mut comps: Vec<Component> = comp_list
-            .iter()
-            .map(|rs| Component { rels: rs.clone(), rules: Vec::new(), delta_rules: Vec::new(), recursive: false, phase: Phase::Static })
-            .collect();
-        let base_count = rules.len();
-        for ri in 0..base_count {
-            let ci = comp_of[rules[ri].head_rel];
-            comps[ci].rules.push(ri);
-            let recursive_lits: Vec<usize> = rules[ri]
-                .body
+        // Semi-naive variants: one per body literal that reads a rule of the same component.
+        for ri in 0..flats.len() {
+            let ci = deps.comp_of[ri];
+            if !comps[ci].recursive || is_checked[ri] {
+                continue;
+            }
+            let recursive_rels: Vec<RelId> = deps.edges[ri]
                 .iter()
-                .enumerate()
-                .filter_map(|(k, l)| match l {
-                    Lit::Pos { rel, .. } if comp_of[*rel] == ci => Some(k),
-                    _ => None,
-                })
+                .filter(|&&(j, _)| deps.comp_of[j] == ci)
+                .map(|&(j, _)| rules[j].head_rel)
                 .collect();
-            for k in recursive_lits {
-                let mut v = rules[ri].clone();
-                v.delta = Some(k);
-                rules.push(v);
-                comps[ci].delta_rules.push(rules.len() - 1);
-                comps[ci].recursive = true;
-            }
-        }
-        for (i, comp) in comp_list.iter().enumerate() {
-            let mut phase = Phase::Static;
-            for &r in comp {
-                if r == rel_true {
-                    phase = phase.max(Phase::State);
-                }
-                if r == rel_does {
-                    phase = phase.max(Phase::Move);
-                }
-                for &b in &succ[r] {
-                    if comp_of[b] != i {
-                        phase = phase.max(comps[comp_of[b]].phase);
-                    }
+            for k in 0..rules[ri].body.len() {
+                if matches!(&rules[ri].body[k], Lit::Pos { rel, .. } if recursive_rels.contains(rel)) {
+                    let mut v = rules[ri].clone();
+                    v.delta = Some(k);
+                    rules.push(v);
+                    comps[ci].delta_rules.push(rules.len() - 1);
                 }
             }
-            comps[i].phase = phase;
         }
         let needed = |rel: RelId| -> Vec<usize> {
             let mut seen = vec![false; comps.len()];
-            let mut stack = vec![comp_of[rel]];
+            let mut stack: Vec<usize> = (0..flats.len()).filter(|&r| rules[r].head_rel == rel).map(|r| deps.comp_of[r]).collect();
             while let Some(c) = stack.pop() {
                 if std::mem::replace(&mut seen[c], true) {
                     continue;
                 }
-                for &r in &comps[c].rels {
-                    stack.extend(succ[r].iter().map(|&b| comp_of[b]));
+                for &r in &deps.comps[c] {
+                    stack.extend(deps.edges[r].iter().map(|&(j, _)| deps.comp_of[j]));
                 }
             }
-            (0..comps.len()).filter(|&c| seen[c] && !comps[c].rules.is_empty()).collect()
+            (0..comps.len()).filter(|&c| seen[c]).collect()
         };
         let plan = Plan {
             for_init: needed(rel_init),
@@ -216,6 +271,13 @@ impl Interpreter {
             for_next: needed(rel_next),
             dynamic: (0..comps.len()).filter(|&c| comps[c].phase != Phase::Static).collect(),
             moving: (0..comps.len()).filter(|&c| comps[c].phase == Phase::Move).collect(),
+            rel_names: {
+                let mut v = vec![(kw::TRUE, 0); rel_ids.len()];
+                for (&k, &r) in &rel_ids {
+                    v[r] = k;
+                }
+                v
+            },
             rules,
             comps,
             rel_true,
@@ -232,7 +294,7 @@ impl Interpreter {
             roles: role_syms.iter().map(|&s| game.symbols.name(s).to_string()).collect(),
             role_terms,
             plan: Arc::new(plan),
-            db: Db { terms, rels },
+            db: Db { terms, rels, check_rules: Arc::new(check_rules), overflow: Default::default() },
             computed: vec![false; ncomps],
             cur_state: None,
             cur_joint: None,
@@ -253,7 +315,7 @@ impl Interpreter {
 
     /// Whether some evaluation was cut short by [`MAX_TUPLES`]; results are then incomplete.
     pub fn overflowed(&self) -> bool {
-        self.overflow
+        self.overflow || self.db.overflow.get()
     }
 
     fn run_rule(&mut self, ri: usize) {
@@ -266,6 +328,9 @@ impl Interpreter {
         binds.resize(rule.nvars, UNBOUND);
         out.clear();
         let proved = self.db.join(rule, 0, &mut binds, &mut out);
+        if self.db.overflow.get() {
+            out.clear();
+        }
         let hv = rule.head_vars.len();
         let emit = |db: &mut Db, binds: &[TermId], tuple: &mut Vec<TermId>| {
             tuple.clear();
@@ -273,7 +338,7 @@ impl Interpreter {
                 let t = db.build(p, binds);
                 tuple.push(t);
             }
-            let Db { terms, rels } = db;
+            let Db { terms, rels, .. } = db;
             rels[rule.head_rel].insert(tuple, terms);
         };
         if hv == 0 {
@@ -361,7 +426,7 @@ impl Interpreter {
         }
         self.clear_components(|p| &p.dynamic);
         let (rt, rd) = (self.plan.rel_true, self.plan.rel_does);
-        let Db { terms, rels } = &mut self.db;
+        let Db { terms, rels, .. } = &mut self.db;
         rels[rt].clear();
         rels[rd].clear();
         for &f in &state.facts {
@@ -380,7 +445,7 @@ impl Interpreter {
         }
         self.clear_components(|p| &p.moving);
         let rd = self.plan.rel_does;
-        let Db { terms, rels } = &mut self.db;
+        let Db { terms, rels, .. } = &mut self.db;
         rels[rd].clear();
         for (&r, &m) in self.role_terms.iter().zip(joint) {
             rels[rd].insert(&[r, m], terms);
@@ -406,10 +471,99 @@ impl Interpreter {
         self.symbols.name(self.db.terms.functor(t)).parse().ok()
     }
 
+    /// Every relation's name, arity and current number of tuples (for diagnostics).
+    pub fn relation_sizes(&self) -> Vec<(String, usize, u32)> {
+        self.plan.rel_names.iter().zip(&self.db.rels).map(|(&(s, a), r)| (self.symbols.name(s).to_string(), a, r.len)).collect()
+    }
+
     /// Name of a symbol (for diagnostics).
     pub fn symbol_name(&self, s: Sym) -> &str {
         self.symbols.name(s)
     }
+}
+
+/// Chooses the relations to evaluate on demand (top-down, per tuple) instead of
+/// materializing them: non-recursive, non-keyword relations defined by rules that depend on
+/// the state, plus `forced` static ones, wherever every use of them can be placed after all
+/// of its variables are bound. A relation that only ever serves as a test, such as chess's
+/// `threatened_with_capture`, is far cheaper to prove for the few tuples asked than to list.
+fn on_demand_relations(flats: &[FlatRule], deps: &RuleDeps, forced: &FxHashSet<(Sym, usize)>) -> FxHashSet<(Sym, usize)> {
+    let key = |a: &Atom| (a.rel, a.args.len());
+    let keywords = [kw::ROLE, kw::INIT, kw::TRUE, kw::DOES, kw::NEXT, kw::LEGAL, kw::GOAL, kw::TERMINAL, kw::BASE, kw::INPUT, kw::SEES];
+    // Which relations depend on the state (a fixpoint over rules).
+    let mut dynamic: FxHashSet<(Sym, usize)> = FxHashSet::default();
+    loop {
+        let before = dynamic.len();
+        for fr in flats {
+            let dep = fr.body.iter().any(|l| match l {
+                FlatLit::Pos(a) | FlatLit::Neg(a) => a.rel == kw::TRUE || a.rel == kw::DOES || dynamic.contains(&key(a)),
+                _ => false,
+            });
+            if dep {
+                dynamic.insert(key(&fr.head));
+            }
+        }
+        if dynamic.len() == before {
+            break;
+        }
+    }
+    let mut cand: FxHashSet<(Sym, usize)> = FxHashSet::default();
+    let mut excluded: FxHashSet<(Sym, usize)> = FxHashSet::default();
+    for (i, fr) in flats.iter().enumerate() {
+        let k = key(&fr.head);
+        if keywords.contains(&k.0) || deps.is_recursive(deps.comp_of[i]) || fr.body.is_empty() {
+            excluded.insert(k);
+        } else if dynamic.contains(&k) || forced.contains(&k) {
+            cand.insert(k);
+        }
+    }
+    cand.retain(|k| !excluded.contains(k));
+    // Drop candidates used somewhere with a variable that nothing else binds. Positive uses
+    // that must generate bindings are dropped first: once they enumerate, the tests that
+    // depend on their bindings may stay on demand.
+    loop {
+        let mut drop_pos = Vec::new();
+        let mut drop_neg = Vec::new();
+        for fr in flats {
+            let mut bound: FxHashSet<Sym> = FxHashSet::default();
+            if cand.contains(&key(&fr.head)) {
+                fr.head.for_each_var(&mut |v| {
+                    bound.insert(v);
+                });
+            }
+            for l in &fr.body {
+                if let FlatLit::Pos(a) = l {
+                    if !cand.contains(&key(a)) {
+                        a.for_each_var(&mut |v| {
+                            bound.insert(v);
+                        });
+                    }
+                }
+            }
+            for l in &fr.body {
+                let (a, pos) = match l {
+                    FlatLit::Pos(a) => (a, true),
+                    FlatLit::Neg(a) => (a, false),
+                    _ => continue,
+                };
+                if cand.contains(&key(a)) {
+                    let mut ok = true;
+                    a.for_each_var(&mut |v| ok &= bound.contains(&v));
+                    if !ok {
+                        if pos { drop_pos.push(key(a)) } else { drop_neg.push(key(a)) }
+                    }
+                }
+            }
+        }
+        let drop = if drop_pos.is_empty() { drop_neg } else { drop_pos };
+        if drop.is_empty() {
+            break;
+        }
+        for k in drop {
+            cand.remove(&k);
+        }
+    }
+    cand
 }
 
 impl StateMachine for Interpreter {
@@ -480,6 +634,10 @@ impl StateMachine for Interpreter {
 
     fn move_text(&self, m: TermId) -> String {
         self.db.terms.to_string(m, &self.symbols)
+    }
+
+    fn overflowed(&self) -> bool {
+        Interpreter::overflowed(self)
     }
 
     fn state_facts(&self, state: &InterpState) -> Vec<String> {

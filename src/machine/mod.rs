@@ -32,6 +32,12 @@ pub trait StateMachine {
 
     /// The move in ggp-base's printed form, e.g. `( mark 1 1 )` or `noop`.
     fn move_text(&self, m: Self::Move) -> String;
+    /// Whether an evaluation was cut short by a resource limit, so that answers since may be
+    /// incomplete. Engines without limits never overflow.
+    fn overflowed(&self) -> bool {
+        false
+    }
+
     /// The state's facts in ggp-base's printed form, sorted by bytes.
     fn state_facts(&self, state: &Self::State) -> Vec<String>;
 }
