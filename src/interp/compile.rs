@@ -233,18 +233,27 @@ impl Compiler<'_> {
                 continue;
             }
             // The most constrained positive literal next.
+            // Score: fully bound (a look-up) first, then `does` (one tuple per role), then
+            // literals with bound arguments (an index), then function patterns; fewer new
+            // variables break ties.
+            let does = self.rel_ids.get(&(crate::gdl::kw::DOES, 2)).copied();
             let mut best: Option<(usize, i32)> = None;
             for (i, p) in pending.iter().enumerate() {
-                if let Pending::Pos(_, ps) = p {
+                if let Pending::Pos(rel, ps) = p {
                     let nb = ps.iter().filter(|p| pat_bound(p, &bound)).count() as i32;
+                    scratch.clear();
+                    ps.iter().for_each(|p| pat_vars(p, &mut scratch));
+                    let fresh = scratch.iter().filter(|v| !bound[**v as usize]).count() as i32;
                     let score = if nb == ps.len() as i32 {
-                        1000
+                        10_000
+                    } else if Some(*rel) == does {
+                        5_000
                     } else if nb > 0 {
-                        500 + nb
+                        1_000 + 10 * nb - fresh
                     } else if ps.iter().any(|p| matches!(p, Pat::Func(..))) {
-                        100
+                        100 - fresh
                     } else {
-                        0
+                        -fresh
                     };
                     if best.is_none_or(|(_, s)| score > s) {
                         best = Some((i, score));
