@@ -6,8 +6,6 @@ use super::relation::Relation;
 use super::terms::{TermId, TermStore, UNBOUND};
 
 /// All relations of a game plus the terms they hold.
-struct ArgBuf([TermId; BUF]);
-
 #[derive(Clone, Debug)]
 pub struct Db {
     pub terms: TermStore,
@@ -119,31 +117,52 @@ impl Db {
         }
     }
 
-    fn ground_args(&self, args: &[Pat], b: &[TermId]) -> Option<ArgBuf> {
-        if args.len() > BUF {
-            return None;
+    /// Matches pattern `p` (binding into `pb`) against pattern `q`, fully bound under `qb`.
+    /// Unlike [`Db::unify`] this works when `q` denotes a term that was never built: such a
+    /// term is matched structurally.
+    fn unify_into(&self, p: &Pat, pb: &mut [TermId], q: &Pat, qb: &[TermId]) -> bool {
+        if let Some(t) = self.ground(q, qb) {
+            return self.unify(p, t, pb);
         }
-        let mut buf = ArgBuf([UNBOUND; BUF]);
-        for (i, p) in args.iter().enumerate() {
-            buf.0[i] = self.ground(p, b)?;
+        match (p, q) {
+            (Pat::Func(f, ps), Pat::Func(g, qs)) => {
+                f == g && ps.len() == qs.len() && ps.iter().zip(qs.iter()).all(|(x, y)| self.unify_into(x, pb, y, qb))
+            }
+            // A variable would have to take a term that does not exist; nothing stored can
+            // equal such a term either.
+            _ => false,
         }
-        Some(buf)
     }
 
-    /// Proves a ground tuple of an on-demand relation with its check rules, top-down.
-    pub fn check(&self, rel: usize, tuple: &[TermId]) -> bool {
+    /// [`Db::unify_into`] within one frame: `q`'s variables are bound, `p`'s may not be.
+    fn unify_same_frame(&self, p: &Pat, q: &Pat, b: &mut [TermId]) -> bool {
+        if let Some(t) = self.ground(q, b) {
+            return self.unify(p, t, b);
+        }
+        match (p, q) {
+            (Pat::Func(f, ps), Pat::Func(g, qs)) => {
+                f == g && ps.len() == qs.len() && ps.iter().zip(qs.iter()).all(|(x, y)| self.unify_same_frame(x, y, b))
+            }
+            _ => false,
+        }
+    }
+
+    /// Proves the tuple `args` (bound under `b`) of an on-demand relation with its check
+    /// rules, top-down.
+    pub fn check(&self, rel: usize, args: &[Pat], b: &[TermId]) -> bool {
         let Some(rules) = self.check_rules.get(rel) else { return false };
         let mut none = Vec::new();
         for rule in rules.iter() {
             let mut frame = [UNBOUND; 64];
             let mut big;
-            let b: &mut [TermId] = if rule.nvars <= 64 {
+            let caller = b;
+            let frame: &mut [TermId] = if rule.nvars <= 64 {
                 &mut frame[..rule.nvars]
             } else {
                 big = vec![UNBOUND; rule.nvars];
                 &mut big
             };
-            if rule.head.iter().zip(tuple).all(|(p, &t)| self.unify(p, t, b)) && self.join(rule, 0, b, &mut none) {
+            if rule.head.iter().zip(args).all(|(p, q)| self.unify_into(p, frame, q, caller)) && self.join(rule, 0, frame, &mut none) {
                 return true;
             }
         }
@@ -232,21 +251,12 @@ impl Db {
                 !exists && self.join(rule, k + 1, b, out)
             }
             Lit::Distinct(p, q) => !self.same(p, q, b) && self.join(rule, k + 1, b, out),
-            Lit::Check { rel, args, neg } => {
-                let proved = match self.ground_args(args, b) {
-                    Some(buf) => self.check(*rel, &buf.0[..args.len()]),
-                    None => false,
-                };
-                proved != *neg && self.join(rule, k + 1, b, out)
-            }
+            Lit::Check { rel, args, neg } => self.check(*rel, args, b) != *neg && self.join(rule, k + 1, b, out),
             Lit::Same(p, q, fresh) => {
                 let ok = if fresh.is_empty() {
                     self.same(p, q, b)
                 } else {
-                    match self.ground(q, b) {
-                        Some(t) => self.unify(p, t, b),
-                        None => false,
-                    }
+                    self.unify_same_frame(p, q, b)
                 };
                 let stop = ok && self.join(rule, k + 1, b, out);
                 for &v in fresh.iter() {

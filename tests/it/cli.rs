@@ -1,0 +1,315 @@
+//! Runs the real `factotum` binary on the games of `gdl/` and on malformed inputs.
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn factotum(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run factotum")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh, empty directory under the system temp dir, unique to this call.
+fn temp_dir(tag: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "factotum-it-{tag}-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Removes a temp dir when dropped (also when the test fails).
+struct Cleanup(PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn assert_no_panic(o: &Output) {
+    let err = stderr(o);
+    assert!(!err.contains("panicked"), "factotum panicked:\n{err}");
+    assert!(o.status.code().is_some(), "factotum was killed by a signal: {:?}\n{err}", o.status);
+}
+
+// ---------------------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn check_tictactoe() {
+    let o = factotum(&["check", "gdl/tictactoe.kif"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l == "roles: x o"), "{out}");
+    assert!(out.lines().any(|l| l == "game: tictactoe"), "{out}");
+    assert!(out.lines().any(|l| l.trim() == "legal/2: 3 rule(s)"), "{out}");
+    assert!(out.lines().any(|l| l == "ok"), "{out}");
+    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_every_test_game() {
+    for (file, roles) in [
+        ("gdl/connect4.kif", "roles: red yellow"),
+        ("gdl/three_to_fifteen.kif", "roles: first second"),
+        ("gdl/parallel_tictactoe.kif", "roles: x o"),
+        ("gdl/joined_tictactoe.kif", "roles: x o"),
+    ] {
+        let o = factotum(&["check", file]);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", stderr(&o));
+        assert!(stdout(&o).lines().any(|l| l == roles), "{file}: {}", stdout(&o));
+    }
+}
+
+/// A valid game; malformed variants add lines after it.
+const VALID: &str = "(role r)\n(init s)\n(q a)\n(<= (legal r go) (true s))\n(<= (next s) (does r go))\n(<= terminal (true s))\n(goal r 100)\n";
+
+/// Writes `bytes` to a temp file, runs `factotum check` on it and expects exit code 2 with a
+/// stderr line `FILE:LINE:COL: ...` whose message contains `needle`.
+fn check_fails(tag: &str, bytes: &[u8], line: u32, col: u32, needle: &str) {
+    let dir = temp_dir(tag);
+    let _cleanup = Cleanup(dir.clone());
+    let path = dir.join(format!("{tag}.kif"));
+    std::fs::write(&path, bytes).unwrap();
+    let o = factotum(&["check", path.to_str().unwrap()]);
+    assert_no_panic(&o);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{tag}: stdout {}\nstderr {err}", stdout(&o));
+    let prefix = format!("{}:{line}:{col}: ", path.display());
+    let hit = err.lines().find(|l| l.starts_with(&prefix));
+    let Some(hit) = hit else { panic!("{tag}: no stderr line starts with `{prefix}`:\n{err}") };
+    let msg = &hit[prefix.len()..];
+    assert!(msg.contains(needle), "{tag}: `{hit}` should mention `{needle}`");
+    assert!(msg.len() > needle.len(), "{tag}: `{hit}` carries no message");
+}
+
+#[test]
+fn check_truncated_file() {
+    check_fails("truncated", b"(role r)\n(init (cell 1 1 b))\n  (<= (legal r (mark ?x", 3, 3, "not closed");
+}
+
+#[test]
+fn check_unbalanced_parentheses() {
+    check_fails("unbalanced", b"(role r)\n(init (cell 1 1 b)))\n", 2, 20, "unbalanced ')'");
+}
+
+#[test]
+fn check_unsafe_rule() {
+    let text = format!("{VALID}(<= (p ?x) (q a))\n");
+    check_fails("unsafe", text.as_bytes(), 8, 1, "error: unsafe rule for `p`");
+}
+
+#[test]
+fn check_unstratified_negation() {
+    let text = format!("{VALID}(<= (p) (not (t)))\n(<= (t) (not (p)))\n");
+    // The diagnostic points at one of the two rules (line 8 or 9).
+    let dir = temp_dir("unstratified");
+    let _cleanup = Cleanup(dir.clone());
+    let path = dir.join("unstratified.kif");
+    std::fs::write(&path, &text).unwrap();
+    let o = factotum(&["check", path.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    let ok = err.lines().any(|l| {
+        (l.starts_with(&format!("{}:8:1: ", path.display())) || l.starts_with(&format!("{}:9:1: ", path.display())))
+            && l.contains("error: negation is not stratified")
+    });
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn check_arity_clash() {
+    let text = format!("{VALID}(q a b)\n");
+    check_fails("arity", text.as_bytes(), 8, 1, "error: relation `q` used with 2 argument(s)");
+}
+
+#[test]
+fn check_binary_garbage() {
+    check_fails("binary", &[0xff, 0xfe, 0x00, 0x01, 0x80, 0x28, 0x29, 0x0a, 0xc3], 1, 1, "not UTF-8");
+    check_fails("binary2", b"(role r)\n(init \xc3\x28)\n", 2, 7, "not UTF-8");
+}
+
+#[test]
+fn check_deep_nesting_does_not_crash() {
+    let text = "(".repeat(10_000);
+    check_fails("deep", text.as_bytes(), 1, 201, "nested deeper");
+}
+
+#[test]
+fn check_missing_file() {
+    let path = std::env::temp_dir().join(format!("factotum-it-missing-{}.kif", std::process::id()));
+    let o = factotum(&["check", path.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read file"), "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------------------------------
+// bench
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn bench_tictactoe() {
+    let o = factotum(&["bench", "gdl/tictactoe.kif", "--seconds", "0.2", "--runs", "1"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("| tictactoe |"));
+    let Some(row) = row else { panic!("no table row for tictactoe:\n{out}") };
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 5, "{row}");
+    assert_eq!(cells[1], "interp");
+    assert_eq!(cells[2], "1");
+    let playouts: f64 = cells[3].parse().unwrap_or_else(|_| panic!("not a number in {row}"));
+    assert!(playouts > 0.0, "{row}");
+}
+
+#[test]
+fn bench_malformed_game_exits_2() {
+    let dir = temp_dir("bench-bad");
+    let _cleanup = Cleanup(dir.clone());
+    let path = dir.join("bad.kif");
+    std::fs::write(&path, format!("{VALID}(<= (p ?x) (q a))\n")).unwrap();
+    let o = factotum(&["bench", path.to_str().unwrap(), "--seconds", "0.1", "--runs", "1"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("unsafe"), "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------------------------------
+// conform
+// ---------------------------------------------------------------------------------------
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn blank_board() -> Vec<String> {
+    (1..=3).flat_map(|r| (1..=3).map(move |c| format!("( cell {r} {c} b )"))).collect()
+}
+
+/// A reference-format trace of tic-tac-toe: the header and two states of one playout
+/// (x marks the centre), then the closing line. Written by hand from the rules.
+fn tictactoe_trace() -> Vec<serde_json::Value> {
+    let mut init = blank_board();
+    init.push("( control x )".into());
+    let all_marks: Vec<String> = (1..=3).flat_map(|r| (1..=3).map(move |c| format!("( mark {r} {c} )"))).collect();
+    let mut s1: Vec<String> = blank_board().into_iter().map(|f| if f == "( cell 2 2 b )" { "( cell 2 2 x )".into() } else { f }).collect();
+    s1.push("( control o )".into());
+    let o_marks: Vec<String> = all_marks.iter().filter(|m| *m != "( mark 2 2 )").cloned().collect();
+    vec![
+        json!({"game": "tictactoe", "source": "gdl/tictactoe.kif", "version": 0, "sha256": "", "reasoner": "hand-written",
+               "seed": 1, "playouts": 1, "max_steps": 1, "roles": ["x", "o"], "init": init}),
+        json!({"playout": 0, "step": 0, "state": init, "terminal": false,
+               "legal": {"x": all_marks, "o": ["noop"]}, "goals": {"x": 50, "o": 50},
+               "joint": ["( mark 2 2 )", "noop"]}),
+        json!({"playout": 0, "step": 1, "state": s1, "terminal": false,
+               "legal": {"x": ["noop"], "o": o_marks}, "goals": {"x": 50, "o": 50}, "joint": null}),
+        json!({"playout": 0, "final": true, "status": "max_steps", "depth": 1, "terminal": false, "ms": 1.0}),
+    ]
+}
+
+/// Lays out `DIR/traces/tictactoe.jsonl` and `DIR/games/tictactoe.kif`.
+fn write_trace(dir: &Path, lines: &[serde_json::Value]) -> (PathBuf, PathBuf) {
+    let traces = dir.join("traces");
+    let games = dir.join("games");
+    std::fs::create_dir_all(&traces).unwrap();
+    std::fs::create_dir_all(&games).unwrap();
+    std::fs::copy(root().join("gdl/tictactoe.kif"), games.join("tictactoe.kif")).unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let trace = traces.join("tictactoe.jsonl");
+    std::fs::write(&trace, text).unwrap();
+    (trace, games)
+}
+
+fn result_row(out: &str) -> &str {
+    out.lines().find(|l| l.starts_with("| tictactoe |")).unwrap_or_else(|| panic!("no result row:\n{out}"))
+}
+
+#[test]
+fn conform_passes_on_a_correct_trace() {
+    let dir = temp_dir("conform-ok");
+    let _cleanup = Cleanup(dir.clone());
+    let (trace, games) = write_trace(&dir, &tictactoe_trace());
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap()]);
+    assert_no_panic(&o);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    let row = result_row(&out);
+    assert!(row.contains("| 2 |"), "two states checked: {row}");
+    assert!(row.contains("pass"), "{row}");
+    assert!(out.contains("1/1 games agree"), "{out}");
+    // Without --games the folder `../games` beside the trace is used.
+    let o = factotum(&["conform", trace.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(result_row(&stdout(&o)).contains("pass"));
+}
+
+#[test]
+fn conform_fails_on_a_wrong_legal_move() {
+    let dir = temp_dir("conform-bad");
+    let _cleanup = Cleanup(dir.clone());
+    let mut lines = tictactoe_trace();
+    // Step 1: o may not mark the centre x just took; claim it can.
+    lines[2]["legal"]["o"] = json!(strings(&[
+        "( mark 1 1 )", "( mark 1 2 )", "( mark 1 3 )", "( mark 2 1 )", "( mark 2 2 )",
+        "( mark 2 3 )", "( mark 3 1 )", "( mark 3 2 )", "( mark 3 3 )",
+    ]));
+    let (trace, games) = write_trace(&dir, &lines);
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap()]);
+    assert_no_panic(&o);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(result_row(&out).contains("FAIL"), "{out}");
+    assert!(out.contains("legal moves of o"), "{out}");
+    assert!(out.contains("( mark 2 2 )"), "the missing move is named: {out}");
+}
+
+#[test]
+fn conform_fails_on_a_wrong_goal_or_state() {
+    let dir = temp_dir("conform-goal");
+    let _cleanup = Cleanup(dir.clone());
+    let mut lines = tictactoe_trace();
+    lines[1]["goals"]["x"] = json!(100);
+    let (trace, games) = write_trace(&dir, &lines);
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("goal of x expected Some(100), got Some(50)"), "{}", stdout(&o));
+
+    let dir2 = temp_dir("conform-state");
+    let _cleanup2 = Cleanup(dir2.clone());
+    let mut lines = tictactoe_trace();
+    lines[2]["state"][4] = json!("( cell 2 2 o )");
+    let (trace, games) = write_trace(&dir2, &lines);
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("state facts differ"), "{}", stdout(&o));
+}

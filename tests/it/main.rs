@@ -1,0 +1,3 @@
+//! Integration tests: the `factotum` binary run as a user runs it.
+
+mod cli;
