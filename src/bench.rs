@@ -53,7 +53,13 @@ impl BenchResult {
 
 /// Runs `runs` timed runs of random playouts of at most `max_depth` joint moves, each run
 /// lasting about `per_run`.
-pub fn bench_playouts<M: StateMachine>(machine: &mut M, per_run: Duration, runs: usize, seed: u64, max_depth: usize) -> BenchResult {
+pub fn bench_playouts<M: StateMachine>(
+    machine: &mut M,
+    per_run: Duration,
+    runs: usize,
+    seed: u64,
+    max_depth: usize,
+) -> BenchResult {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let initial = machine.initial_state();
     let mut bufs = PlayoutBuffers::new(machine);

@@ -121,7 +121,8 @@ fn replay<B: EngineBuilder>(
     let file = std::fs::File::open(trace).map_err(|e| Outcome::LoadError(format!("cannot open trace: {e}")))?;
     let mut lines = BufReader::new(file).lines();
     let first = lines.next().and_then(|l| l.ok()).ok_or_else(|| Outcome::LoadError("empty trace".into()))?;
-    let header: Header = serde_json::from_str(&first).map_err(|e| Outcome::LoadError(format!("bad trace header: {e}")))?;
+    let header: Header =
+        serde_json::from_str(&first).map_err(|e| Outcome::LoadError(format!("bad trace header: {e}")))?;
     result.game = header.game.clone();
     let (Some(roles), Some(init)) = (header.roles, header.init) else {
         return Err(Outcome::NoReference(header.error.unwrap_or_default()));
@@ -202,7 +203,12 @@ fn replay<B: EngineBuilder>(
                 m.legal_moves(&state, r, &mut legal);
                 match legal.iter().find(|&&mv| m.move_text(mv) == *text) {
                     Some(&mv) => joint.push(mv),
-                    None => return Err(Outcome::Fail(format!("{at}: recorded move {text} of {} is not legal for us", roles[r]))),
+                    None => {
+                        return Err(Outcome::Fail(format!(
+                            "{at}: recorded move {text} of {} is not legal for us",
+                            roles[r]
+                        )))
+                    }
                 }
             }
             m.next_state(&state, &joint, &mut next);

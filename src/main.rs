@@ -112,7 +112,11 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 None => Vec::new(),
             };
             let games = games.unwrap_or_else(|| {
-                let dir = if trace.is_dir() { trace.clone() } else { trace.parent().map(Path::to_path_buf).unwrap_or_default() };
+                let dir = if trace.is_dir() {
+                    trace.clone()
+                } else {
+                    trace.parent().map(Path::to_path_buf).unwrap_or_default()
+                };
                 dir.join("../games")
             });
             let limit = Duration::from_secs_f64(timeout_s);
@@ -128,7 +132,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 println!("note: {} is listed as a known failure but now passes", r.game);
             }
             let ok = |r: &TraceResult| {
-                r.outcome.is_pass() || known.contains(&r.game) || (allow_timeout && r.outcome == factotum::conform::Outcome::Timeout)
+                r.outcome.is_pass()
+                    || known.contains(&r.game)
+                    || (allow_timeout && r.outcome == factotum::conform::Outcome::Timeout)
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -147,7 +153,13 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let r = bench_playouts(&mut m, Duration::from_secs_f64(seconds), runs, seed, max_depth);
             println!("| game | engine | runs | median playouts/s | median states/s |");
             println!("|---|---|---|---|---|");
-            println!("| {} | interp | {} | {:.0} | {:.0} |", g.name, r.runs.len(), r.median_playouts_per_s(), r.median_states_per_s());
+            println!(
+                "| {} | interp | {} | {:.0} | {:.0} |",
+                g.name,
+                r.runs.len(),
+                r.median_playouts_per_s(),
+                r.median_states_per_s()
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

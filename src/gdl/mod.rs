@@ -139,12 +139,22 @@ pub fn parse_rules(file: &str, text: &str, symbols: &mut SymbolTable) -> Result<
 pub fn parse_ground_term(text: &str, symbols: &mut SymbolTable) -> Result<Term, GdlError> {
     let rules = parse_rules("<term>", text, symbols)?;
     if rules.len() != 1 || !rules[0].body.is_empty() {
-        return Err(GdlError::new("<term>", Pos { line: 1, col: 1 }, "expected exactly one term".into(), text.chars().take(40).collect()));
+        return Err(GdlError::new(
+            "<term>",
+            Pos { line: 1, col: 1 },
+            "expected exactly one term".into(),
+            text.chars().take(40).collect(),
+        ));
     }
     let a = &rules[0].head;
     let t = if a.args.is_empty() { Term::Const(a.rel) } else { Term::Func(a.rel, a.args.clone().into()) };
     if !t.is_ground() {
-        return Err(GdlError::new("<term>", Pos { line: 1, col: 1 }, "a move or fact cannot contain variables".into(), text.chars().take(40).collect()));
+        return Err(GdlError::new(
+            "<term>",
+            Pos { line: 1, col: 1 },
+            "a move or fact cannot contain variables".into(),
+            text.chars().take(40).collect(),
+        ));
     }
     Ok(t)
 }

@@ -182,7 +182,11 @@ impl Reader<'_> {
                 };
                 let rel = self.name(first, "a relation name")?;
                 if matches!(rel, kw::NOT | kw::OR | kw::DISTINCT | kw::IMPLIES) {
-                    return Err(self.err(*p, format!("`{}` cannot be used as a sentence here", self.symbols.name(rel)), s));
+                    return Err(self.err(
+                        *p,
+                        format!("`{}` cannot be used as a sentence here", self.symbols.name(rel)),
+                        s,
+                    ));
                 }
                 let args = items[1..].iter().map(|t| self.term(t)).collect::<Result<_, _>>()?;
                 Ok(Atom { rel, args })
@@ -235,7 +239,11 @@ impl Reader<'_> {
                     }
                     Some(kw::DISTINCT) => {
                         if args.len() != 2 {
-                            return Err(self.err(*p, format!("`distinct` takes two arguments, found {}", args.len()), s));
+                            return Err(self.err(
+                                *p,
+                                format!("`distinct` takes two arguments, found {}", args.len()),
+                                s,
+                            ));
                         }
                         return Ok(Literal::Distinct(self.term(&args[0])?, self.term(&args[1])?));
                     }

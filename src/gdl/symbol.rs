@@ -29,8 +29,8 @@ pub mod kw {
     pub const IMPLIES: Sym = Sym(14);
     /// Keyword texts, in id order.
     pub const NAMES: [&str; 15] = [
-        "role", "init", "true", "does", "next", "legal", "goal", "terminal", "base", "input",
-        "distinct", "not", "or", "sees", "<=",
+        "role", "init", "true", "does", "next", "legal", "goal", "terminal", "base", "input", "distinct", "not", "or",
+        "sees", "<=",
     ];
 }
 

@@ -92,7 +92,10 @@ fn nested_function_terms() {
     let f = |n: &str, args: Vec<Term>| Term::Func(sym(&g, n), args.into());
     let expected = f(
         "cell",
-        vec![f("coord", vec![c(&g, "1"), f("f", vec![c(&g, "a"), c(&g, "b")])]), f("g", vec![f("h", vec![v(&g, "?z")])])],
+        vec![
+            f("coord", vec![c(&g, "1"), f("f", vec![c(&g, "a"), c(&g, "b")])]),
+            f("g", vec![f("h", vec![v(&g, "?z")])]),
+        ],
     );
     assert_eq!(a.args, vec![expected]);
     let mut vars = Vec::new();

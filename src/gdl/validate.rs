@@ -94,7 +94,15 @@ impl Checker<'_> {
             }
         } else if let Some(&(m, p)) = self.rel_arity.get(&a.rel) {
             if m != n {
-                self.error(pos, format!("relation `{}` used with {n} argument(s) here but with {m} at {}:{}", self.name(a.rel), p.line, p.col));
+                self.error(
+                    pos,
+                    format!(
+                        "relation `{}` used with {n} argument(s) here but with {m} at {}:{}",
+                        self.name(a.rel),
+                        p.line,
+                        p.col
+                    ),
+                );
             }
         } else {
             self.rel_arity.insert(a.rel, (n, pos));
@@ -109,7 +117,15 @@ impl Checker<'_> {
             let n = args.len();
             if let Some(&(m, p)) = self.fun_arity.get(f) {
                 if m != n {
-                    self.warn(pos, format!("function `{}` used with {n} argument(s) here but with {m} at {}:{}", self.name(*f), p.line, p.col));
+                    self.warn(
+                        pos,
+                        format!(
+                            "function `{}` used with {n} argument(s) here but with {m} at {}:{}",
+                            self.name(*f),
+                            p.line,
+                            p.col
+                        ),
+                    );
                 }
             } else {
                 self.fun_arity.insert(*f, (n, pos));
@@ -147,9 +163,13 @@ pub fn validate(game: &Game) -> Report {
         let pos = rule.pos;
         let h = &rule.head;
         match h.rel {
-            kw::TRUE | kw::DOES => c.error(pos, format!("`{}` may only stand in a rule body, not as a head", c.name(h.rel))),
+            kw::TRUE | kw::DOES => {
+                c.error(pos, format!("`{}` may only stand in a rule body, not as a head", c.name(h.rel)))
+            }
             kw::ROLE if !rule.body.is_empty() => c.error(pos, "`role` must be a fact, not a rule".into()),
-            kw::ROLE if !h.args.first().is_some_and(Term::is_ground) => c.error(pos, "`role` must name a constant".into()),
+            kw::ROLE if !h.args.first().is_some_and(Term::is_ground) => {
+                c.error(pos, "`role` must name a constant".into())
+            }
             _ => {}
         }
         c.atom_arity(h, pos);
@@ -162,10 +182,12 @@ pub fn validate(game: &Game) -> Report {
     // Safety, per rule in disjunctive normal form, and the dependency graph.
     let mut rels: Vec<Sym> = Vec::new();
     let mut rel_index: FxHashMap<Sym, usize> = FxHashMap::default();
-    let mut idx = |s: Sym, rels: &mut Vec<Sym>| *rel_index.entry(s).or_insert_with(|| {
-        rels.push(s);
-        rels.len() - 1
-    });
+    let mut idx = |s: Sym, rels: &mut Vec<Sym>| {
+        *rel_index.entry(s).or_insert_with(|| {
+            rels.push(s);
+            rels.len() - 1
+        })
+    };
     let mut edges: Vec<(usize, usize, bool, Pos)> = Vec::new();
     let mut all_flats = Vec::new();
     for rule in &game.rules {
@@ -214,7 +236,14 @@ pub fn validate(game: &Game) -> Report {
             if !unsafe_vars.is_empty() && !reported {
                 reported = true;
                 let list: Vec<String> = unsafe_vars.iter().map(|(v, p)| format!("{} (in {p})", c.name(*v))).collect();
-                c.error(rule.pos, format!("unsafe rule for `{}`: variable(s) {} not bound by any positive body literal", c.name(rule.head.rel), list.join(", ")));
+                c.error(
+                    rule.pos,
+                    format!(
+                        "unsafe rule for `{}`: variable(s) {} not bound by any positive body literal",
+                        c.name(rule.head.rel),
+                        list.join(", ")
+                    ),
+                );
             }
         }
         all_flats.extend(flats);
@@ -235,8 +264,20 @@ pub fn validate(game: &Game) -> Report {
             for &(j, neg) in &deps.edges[r] {
                 if deps.comp_of[j] == ci {
                     if neg {
-                        let names: Vec<&str> = comp.iter().map(|&r| c.name(all_flats[r].head.rel)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-                        c.error(all_flats[r].pos, format!("negation is not stratified: a rule for `{}` depends negatively on itself through {}", c.name(all_flats[r].head.rel), names.join(", ")));
+                        let names: Vec<&str> = comp
+                            .iter()
+                            .map(|&r| c.name(all_flats[r].head.rel))
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        c.error(
+                            all_flats[r].pos,
+                            format!(
+                                "negation is not stratified: a rule for `{}` depends negatively on itself through {}",
+                                c.name(all_flats[r].head.rel),
+                                names.join(", ")
+                            ),
+                        );
                     }
                 } else {
                     lv = lv.max(level[deps.comp_of[j]] + usize::from(neg));
@@ -310,7 +351,8 @@ pub fn validate(game: &Game) -> Report {
         rule_count.iter().map(|(&(s, a), &k)| (c.name(s).to_string(), a, k)).collect();
     relations.sort();
     let max_level = rel_level.values().copied().max().unwrap_or(0);
-    let mut strata: Vec<StratumInfo> = (0..=max_level).map(|l| StratumInfo { level: l, relations: Vec::new() }).collect();
+    let mut strata: Vec<StratumInfo> =
+        (0..=max_level).map(|l| StratumInfo { level: l, relations: Vec::new() }).collect();
     for (&r, &l) in &rel_level {
         strata[l].relations.push(c.name(r).to_string());
     }

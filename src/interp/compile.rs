@@ -34,13 +34,28 @@ pub enum Access {
 pub enum Lit {
     /// `dead`: the variables this literal binds are used by no later literal nor the head, so
     /// one matching tuple is as good as all of them.
-    Pos { rel: RelId, args: Box<[Pat]>, access: Access, fresh: Box<[u16]>, dead: bool },
+    Pos {
+        rel: RelId,
+        args: Box<[Pat]>,
+        access: Access,
+        fresh: Box<[u16]>,
+        dead: bool,
+    },
     /// Negation; `locals` are variables that occur nowhere else (read as "no such tuple").
-    Neg { rel: RelId, args: Box<[Pat]>, access: Access, locals: Box<[u16]> },
+    Neg {
+        rel: RelId,
+        args: Box<[Pat]>,
+        access: Access,
+        locals: Box<[u16]>,
+    },
     Distinct(Pat, Pat),
     /// A relation evaluated on demand (never materialized): all arguments are bound, and its
     /// rules are run top-down to prove (or, with `neg`, to fail to prove) the tuple.
-    Check { rel: RelId, args: Box<[Pat]>, neg: bool },
+    Check {
+        rel: RelId,
+        args: Box<[Pat]>,
+        neg: bool,
+    },
     /// `(not (distinct a b))`: the second pattern is bound; `fresh` variables of the first
     /// get bound by matching.
     Same(Pat, Pat, Box<[u16]>),
@@ -290,7 +305,10 @@ impl Compiler<'_> {
                     pat_vars(&y, &mut scratch);
                     scratch.retain(|v| !bound[*v as usize]);
                     let names: Vec<String> = scratch.iter().map(|&v| name_of(v)).collect();
-                    return Err(format!("unsafe rule: variable(s) {} of a `distinct` are never bound", names.join(", ")));
+                    return Err(format!(
+                        "unsafe rule: variable(s) {} of a `distinct` are never bound",
+                        names.join(", ")
+                    ));
                 }
                 Pending::Pos(..) => unreachable!(),
             }
@@ -335,6 +353,14 @@ impl Compiler<'_> {
                 used_later[v as usize] = true;
             }
         }
-        Ok(CRule { head_rel, head: head.into(), head_vars: head_vars.into(), body: body.into(), nvars, delta: None, exists_from })
+        Ok(CRule {
+            head_rel,
+            head: head.into(),
+            head_vars: head_vars.into(),
+            body: body.into(),
+            nvars,
+            delta: None,
+            exists_from,
+        })
     }
 }

@@ -162,7 +162,9 @@ impl Db {
                 big = vec![UNBOUND; rule.nvars];
                 &mut big
             };
-            if rule.head.iter().zip(args).all(|(p, q)| self.unify_into(p, frame, q, caller)) && self.join(rule, 0, frame, &mut none) {
+            if rule.head.iter().zip(args).all(|(p, q)| self.unify_into(p, frame, q, caller))
+                && self.join(rule, 0, frame, &mut none)
+            {
                 return true;
             }
         }
@@ -185,7 +187,15 @@ impl Db {
 
     /// The candidate tuple indices for a literal, in `[lo, hi)`.
     #[inline]
-    fn candidates<'r>(&self, r: &'r Relation, args: &[Pat], access: &Access, lo: u32, hi: u32, b: &[TermId]) -> Cands<'r> {
+    fn candidates<'r>(
+        &self,
+        r: &'r Relation,
+        args: &[Pat],
+        access: &Access,
+        lo: u32,
+        hi: u32,
+        b: &[TermId],
+    ) -> Cands<'r> {
         match access {
             Access::Scan => Cands::Range(lo..hi),
             Access::Member => Cands::One(self.find(r, args, b).filter(|&i| i >= lo && i < hi)),
@@ -253,11 +263,7 @@ impl Db {
             Lit::Distinct(p, q) => !self.same(p, q, b) && self.join(rule, k + 1, b, out),
             Lit::Check { rel, args, neg } => self.check(*rel, args, b) != *neg && self.join(rule, k + 1, b, out),
             Lit::Same(p, q, fresh) => {
-                let ok = if fresh.is_empty() {
-                    self.same(p, q, b)
-                } else {
-                    self.unify_same_frame(p, q, b)
-                };
+                let ok = if fresh.is_empty() { self.same(p, q, b) } else { self.unify_same_frame(p, q, b) };
                 let stop = ok && self.join(rule, k + 1, b, out);
                 for &v in fresh.iter() {
                     b[v as usize] = UNBOUND;

@@ -129,7 +129,11 @@ impl Interpreter {
             let before = forced.len();
             if !forced.insert(key) {
                 for fr in &flats {
-                    if fr.body.iter().any(|l| matches!(l, FlatLit::Pos(a) | FlatLit::Neg(a) if (a.rel, a.args.len()) == key)) {
+                    if fr
+                        .body
+                        .iter()
+                        .any(|l| matches!(l, FlatLit::Pos(a) | FlatLit::Neg(a) if (a.rel, a.args.len()) == key))
+                    {
                         forced.insert((fr.head.rel, fr.head.args.len()));
                     }
                 }
@@ -158,12 +162,18 @@ impl Interpreter {
         None
     }
 
-    fn build(game: &Game, flats: &[FlatRule], deps: &RuleDeps, checked: &FxHashSet<(Sym, usize)>) -> Result<Interpreter, InterpError> {
+    fn build(
+        game: &Game,
+        flats: &[FlatRule],
+        deps: &RuleDeps,
+        checked: &FxHashSet<(Sym, usize)>,
+    ) -> Result<Interpreter, InterpError> {
         let mut terms = TermStore::new();
         let mut rels = Vec::new();
         let mut rel_ids = FxHashMap::default();
         let mut rules = Vec::new();
-        let mut c = Compiler { terms: &mut terms, rels: &mut rels, rel_ids: &mut rel_ids, symbols: &game.symbols, checked };
+        let mut c =
+            Compiler { terms: &mut terms, rels: &mut rels, rel_ids: &mut rel_ids, symbols: &game.symbols, checked };
         let rel_true = c.rel(kw::TRUE, 1);
         let rel_does = c.rel(kw::DOES, 2);
         let rel_init = c.rel(kw::INIT, 1);
@@ -252,7 +262,8 @@ impl Interpreter {
         }
         let needed = |rel: RelId| -> Vec<usize> {
             let mut seen = vec![false; comps.len()];
-            let mut stack: Vec<usize> = (0..flats.len()).filter(|&r| rules[r].head_rel == rel).map(|r| deps.comp_of[r]).collect();
+            let mut stack: Vec<usize> =
+                (0..flats.len()).filter(|&r| rules[r].head_rel == rel).map(|r| deps.comp_of[r]).collect();
             while let Some(c) = stack.pop() {
                 if std::mem::replace(&mut seen[c], true) {
                     continue;
@@ -473,7 +484,12 @@ impl Interpreter {
 
     /// Every relation's name, arity and current number of tuples (for diagnostics).
     pub fn relation_sizes(&self) -> Vec<(String, usize, u32)> {
-        self.plan.rel_names.iter().zip(&self.db.rels).map(|(&(s, a), r)| (self.symbols.name(s).to_string(), a, r.len)).collect()
+        self.plan
+            .rel_names
+            .iter()
+            .zip(&self.db.rels)
+            .map(|(&(s, a), r)| (self.symbols.name(s).to_string(), a, r.len))
+            .collect()
     }
 
     /// Name of a symbol (for diagnostics).
@@ -487,16 +503,34 @@ impl Interpreter {
 /// the state, plus `forced` static ones, wherever every use of them can be placed after all
 /// of its variables are bound. A relation that only ever serves as a test, such as chess's
 /// `threatened_with_capture`, is far cheaper to prove for the few tuples asked than to list.
-fn on_demand_relations(flats: &[FlatRule], deps: &RuleDeps, forced: &FxHashSet<(Sym, usize)>) -> FxHashSet<(Sym, usize)> {
+fn on_demand_relations(
+    flats: &[FlatRule],
+    deps: &RuleDeps,
+    forced: &FxHashSet<(Sym, usize)>,
+) -> FxHashSet<(Sym, usize)> {
     let key = |a: &Atom| (a.rel, a.args.len());
-    let keywords = [kw::ROLE, kw::INIT, kw::TRUE, kw::DOES, kw::NEXT, kw::LEGAL, kw::GOAL, kw::TERMINAL, kw::BASE, kw::INPUT, kw::SEES];
+    let keywords = [
+        kw::ROLE,
+        kw::INIT,
+        kw::TRUE,
+        kw::DOES,
+        kw::NEXT,
+        kw::LEGAL,
+        kw::GOAL,
+        kw::TERMINAL,
+        kw::BASE,
+        kw::INPUT,
+        kw::SEES,
+    ];
     // Which relations depend on the state (a fixpoint over rules).
     let mut dynamic: FxHashSet<(Sym, usize)> = FxHashSet::default();
     loop {
         let before = dynamic.len();
         for fr in flats {
             let dep = fr.body.iter().any(|l| match l {
-                FlatLit::Pos(a) | FlatLit::Neg(a) => a.rel == kw::TRUE || a.rel == kw::DOES || dynamic.contains(&key(a)),
+                FlatLit::Pos(a) | FlatLit::Neg(a) => {
+                    a.rel == kw::TRUE || a.rel == kw::DOES || dynamic.contains(&key(a))
+                }
                 _ => false,
             });
             if dep {
@@ -550,7 +584,11 @@ fn on_demand_relations(flats: &[FlatRule], deps: &RuleDeps, forced: &FxHashSet<(
                     let mut ok = true;
                     a.for_each_var(&mut |v| ok &= bound.contains(&v));
                     if !ok {
-                        if pos { drop_pos.push(key(a)) } else { drop_neg.push(key(a)) }
+                        if pos {
+                            drop_pos.push(key(a))
+                        } else {
+                            drop_neg.push(key(a))
+                        }
                     }
                 }
             }

@@ -22,7 +22,8 @@ fn inline(text: &str) -> Interpreter {
     Interpreter::new(&game).unwrap_or_else(|e| panic!("inline game: {e}"))
 }
 
-const GAMES: [&str; 5] = ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
+const GAMES: [&str; 5] =
+    ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
 
 /// Sorted texts of the legal moves of `role` in `state`.
 fn legal(m: &mut Interpreter, state: &InterpState, role: usize) -> Vec<String> {
@@ -133,7 +134,8 @@ fn tictactoe_x_wins_on_a_row() {
     assert!(m.is_terminal(&s));
     assert_eq!(goals(&mut m, &s), vec![Some(100), Some(0)]);
     let facts = m.state_facts(&s);
-    for f in ["( cell 1 1 x )", "( cell 1 2 x )", "( cell 1 3 x )", "( cell 2 1 o )", "( cell 2 2 o )", "( control o )"] {
+    for f in ["( cell 1 1 x )", "( cell 1 2 x )", "( cell 1 3 x )", "( cell 2 1 o )", "( cell 2 2 o )", "( control o )"]
+    {
         assert!(facts.contains(&f.to_string()), "{f} missing from {facts:?}");
     }
 }
@@ -154,8 +156,15 @@ fn tictactoe_draw_on_a_full_board() {
     let mut m = load("tictactoe.kif");
     // x o x / x o o / o x x
     let line = [
-        "( mark 1 1 )", "( mark 1 2 )", "( mark 1 3 )", "( mark 2 2 )", "( mark 2 1 )",
-        "( mark 3 1 )", "( mark 3 2 )", "( mark 2 3 )", "( mark 3 3 )",
+        "( mark 1 1 )",
+        "( mark 1 2 )",
+        "( mark 1 3 )",
+        "( mark 2 2 )",
+        "( mark 2 1 )",
+        "( mark 3 1 )",
+        "( mark 3 2 )",
+        "( mark 2 3 )",
+        "( mark 3 3 )",
     ];
     let s = play_alternating(&mut m, &line[..8]);
     assert!(!m.is_terminal(&s));
@@ -192,11 +201,22 @@ fn three_to_fifteen_first_wins_with_2_7_6() {
     assert_eq!(
         facts,
         strings(&[
-            "( control first )", "( free 1 )", "( free 3 )", "( free 4 )", "( free 6 )", "( free 8 )",
-            "( holds first 2 )", "( holds first 7 )", "( holds second 5 )", "( holds second 9 )",
+            "( control first )",
+            "( free 1 )",
+            "( free 3 )",
+            "( free 4 )",
+            "( free 6 )",
+            "( free 8 )",
+            "( holds first 2 )",
+            "( holds first 7 )",
+            "( holds second 5 )",
+            "( holds second 9 )",
         ])
     );
-    assert_eq!(legal(&mut m, &s, 0), strings(&["( claim 1 )", "( claim 3 )", "( claim 4 )", "( claim 6 )", "( claim 8 )"]));
+    assert_eq!(
+        legal(&mut m, &s, 0),
+        strings(&["( claim 1 )", "( claim 3 )", "( claim 4 )", "( claim 6 )", "( claim 8 )"])
+    );
     let s = step(&mut m, &s, &["( claim 6 )", "noop"]);
     assert!(m.is_terminal(&s));
     assert_eq!(goals(&mut m, &s), vec![Some(100), Some(0)]);
@@ -391,8 +411,14 @@ fn joined_tictactoe_ends_when_only_the_centre_is_left() {
     let mut m = load("joined_tictactoe.kif");
     // Both boards: x o x / x . o / o x o, centre left blank, no line anywhere.
     let line = [
-        "( mark 1 1 1 1 )", "( mark 1 2 1 2 )", "( mark 1 3 1 3 )", "( mark 2 3 2 3 )",
-        "( mark 2 1 2 1 )", "( mark 3 1 3 1 )", "( mark 3 2 3 2 )", "( mark 3 3 3 3 )",
+        "( mark 1 1 1 1 )",
+        "( mark 1 2 1 2 )",
+        "( mark 1 3 1 3 )",
+        "( mark 2 3 2 3 )",
+        "( mark 2 1 2 1 )",
+        "( mark 3 1 3 1 )",
+        "( mark 3 2 3 2 )",
+        "( mark 3 3 3 3 )",
     ];
     let s = play_alternating(&mut m, &line[..7]);
     assert!(!m.is_terminal(&s));
@@ -517,7 +543,10 @@ fn recursion_through_the_state() {
     ",
     );
     let s = m.initial_state();
-    assert_eq!(legal(&mut m, &s, 0), strings(&["( link a d )", "( link b a )", "( link b d )", "( link d a )", "( link d b )"]));
+    assert_eq!(
+        legal(&mut m, &s, 0),
+        strings(&["( link a d )", "( link b a )", "( link b d )", "( link d a )", "( link d b )"])
+    );
     assert_eq!(m.goal(&s, 0), Some(0));
     let s = step(&mut m, &s, &["( link b d )"]);
     assert!(m.is_terminal(&s), "a -> b -> d -> e");
@@ -564,10 +593,17 @@ fn not_distinct_and_distinct() {
     assert_eq!(
         legal(&mut m, &s, 0),
         strings(&[
-            "( diff 1 2 )", "( diff 2 1 )", "( diff 3 1 )", "( diff 3 2 )",
-            "( one 2 2 )", "( one 2 3 )",
-            "( same 1 1 )", "( same 2 2 )", "( same 3 3 )",
-            "( two 1 2 )", "( two 3 2 )",
+            "( diff 1 2 )",
+            "( diff 2 1 )",
+            "( diff 3 1 )",
+            "( diff 3 2 )",
+            "( one 2 2 )",
+            "( one 2 3 )",
+            "( same 1 1 )",
+            "( same 2 2 )",
+            "( same 3 3 )",
+            "( two 1 2 )",
+            "( two 3 2 )",
         ])
     );
 }
@@ -813,7 +849,13 @@ fn checked_playout(m: &mut Interpreter, seed: u64, max_depth: usize) -> Result<u
             for r in 0..roles {
                 match m.goal(&s, r) {
                     Some(g) if g <= 100 => {}
-                    other => return Err(format!("terminal state {:?}: goal of {} is {other:?}", m.state_facts(&s), m.roles()[r])),
+                    other => {
+                        return Err(format!(
+                            "terminal state {:?}: goal of {} is {other:?}",
+                            m.state_facts(&s),
+                            m.roles()[r]
+                        ))
+                    }
                 }
             }
             return Ok(depth);

@@ -10,11 +10,7 @@ fn root() -> &'static Path {
 }
 
 fn factotum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_factotum"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run factotum")
+    Command::new(env!("CARGO_BIN_EXE_factotum")).args(args).current_dir(root()).output().expect("run factotum")
 }
 
 fn stdout(o: &Output) -> String {
@@ -219,7 +215,8 @@ fn tictactoe_trace() -> Vec<serde_json::Value> {
     let mut init = blank_board();
     init.push("( control x )".into());
     let all_marks: Vec<String> = (1..=3).flat_map(|r| (1..=3).map(move |c| format!("( mark {r} {c} )"))).collect();
-    let mut s1: Vec<String> = blank_board().into_iter().map(|f| if f == "( cell 2 2 b )" { "( cell 2 2 x )".into() } else { f }).collect();
+    let mut s1: Vec<String> =
+        blank_board().into_iter().map(|f| if f == "( cell 2 2 b )" { "( cell 2 2 x )".into() } else { f }).collect();
     s1.push("( control o )".into());
     let o_marks: Vec<String> = all_marks.iter().filter(|m| *m != "( mark 2 2 )").cloned().collect();
     vec![
@@ -278,8 +275,15 @@ fn conform_fails_on_a_wrong_legal_move() {
     let mut lines = tictactoe_trace();
     // Step 1: o may not mark the centre x just took; claim it can.
     lines[2]["legal"]["o"] = json!(strings(&[
-        "( mark 1 1 )", "( mark 1 2 )", "( mark 1 3 )", "( mark 2 1 )", "( mark 2 2 )",
-        "( mark 2 3 )", "( mark 3 1 )", "( mark 3 2 )", "( mark 3 3 )",
+        "( mark 1 1 )",
+        "( mark 1 2 )",
+        "( mark 1 3 )",
+        "( mark 2 1 )",
+        "( mark 2 2 )",
+        "( mark 2 3 )",
+        "( mark 3 1 )",
+        "( mark 3 2 )",
+        "( mark 3 3 )",
     ]));
     let (trace, games) = write_trace(&dir, &lines);
     let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap()]);
