@@ -27,27 +27,29 @@ pub struct FlatRule {
 pub fn expand_rule(rule: &Rule) -> Result<Vec<FlatRule>, String> {
     let mut alts: Vec<Vec<FlatLit>> = vec![Vec::new()];
     for lit in &rule.body {
-        let options = dnf(lit, false)?;
-        if options.len() == 1 {
-            for a in &mut alts {
-                a.extend(options[0].iter().cloned());
-            }
-        } else {
-            if alts.len() * options.len() > MAX_EXPANSION {
-                return Err(format!("`or` expands into more than {MAX_EXPANSION} rules"));
-            }
-            let mut next = Vec::with_capacity(alts.len() * options.len());
-            for a in &alts {
-                for o in &options {
-                    let mut c = a.clone();
-                    c.extend(o.iter().cloned());
-                    next.push(c);
-                }
-            }
-            alts = next;
-        }
+        alts = and(alts, &dnf(lit, false)?)?;
     }
     Ok(alts.into_iter().map(|body| FlatRule { head: rule.head.clone(), body, pos: rule.pos }).collect())
+}
+
+fn too_large() -> String {
+    format!("`or` expands into more than {MAX_EXPANSION} rules")
+}
+
+/// The conjunction of two disjunctions of conjunctions (their product).
+fn and(acc: Vec<Vec<FlatLit>>, part: &[Vec<FlatLit>]) -> Result<Vec<Vec<FlatLit>>, String> {
+    if acc.len() * part.len() > MAX_EXPANSION {
+        return Err(too_large());
+    }
+    let mut next = Vec::with_capacity(acc.len() * part.len());
+    for a in &acc {
+        for p in part {
+            let mut c = a.clone();
+            c.extend(p.iter().cloned());
+            next.push(c);
+        }
+    }
+    Ok(next)
 }
 
 /// The literal as a disjunction of conjunctions.
@@ -63,7 +65,7 @@ fn dnf(lit: &Literal, negated: bool) -> Result<Vec<Vec<FlatLit>>, String> {
             for l in ls {
                 out.extend(dnf(l, false)?);
                 if out.len() > MAX_EXPANSION {
-                    return Err(format!("`or` expands into more than {MAX_EXPANSION} rules"));
+                    return Err(too_large());
                 }
             }
             out
@@ -72,19 +74,7 @@ fn dnf(lit: &Literal, negated: bool) -> Result<Vec<Vec<FlatLit>>, String> {
             // not (a or b) = (not a) and (not b): a product of the negated parts.
             let mut acc: Vec<Vec<FlatLit>> = vec![Vec::new()];
             for l in ls {
-                let part = dnf(l, true)?;
-                if acc.len() * part.len() > MAX_EXPANSION {
-                    return Err(format!("`or` expands into more than {MAX_EXPANSION} rules"));
-                }
-                let mut next = Vec::new();
-                for a in &acc {
-                    for p in &part {
-                        let mut c = a.clone();
-                        c.extend(p.iter().cloned());
-                        next.push(c);
-                    }
-                }
-                acc = next;
+                acc = and(acc, &dnf(l, true)?)?;
             }
             acc
         }
