@@ -491,11 +491,6 @@ impl Interpreter {
             .map(|(&(s, a), r)| (self.symbols.name(s).to_string(), a, r.len))
             .collect()
     }
-
-    /// Name of a symbol (for diagnostics).
-    pub fn symbol_name(&self, s: Sym) -> &str {
-        self.symbols.name(s)
-    }
 }
 
 /// Chooses the relations to evaluate on demand (top-down, per tuple) instead of
