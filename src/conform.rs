@@ -87,6 +87,16 @@ impl EngineBuilder for InterpBuilder {
     }
 }
 
+/// The propnet as a conformance engine (no time budget on the build).
+pub struct PropnetBuilder;
+
+impl EngineBuilder for PropnetBuilder {
+    type Machine = crate::propnet::PropnetMachine;
+    fn build(&self, game: &Game) -> Result<Self::Machine, String> {
+        crate::propnet::build(game, &crate::propnet::Budget::default()).map(|(m, _)| m).map_err(|e| e.to_string())
+    }
+}
+
 fn diff(what: &str, expected: &[String], got: &[String]) -> String {
     let missing: Vec<&String> = expected.iter().filter(|e| !got.contains(e)).collect();
     let extra: Vec<&String> = got.iter().filter(|g| !expected.contains(g)).collect();

@@ -5,6 +5,8 @@
 //! - [`graph`]: small graph algorithms (strongly connected components).
 //! - [`machine`]: the [`machine::StateMachine`] trait every engine implements; random playouts.
 //! - [`interp`]: the GDL interpreter (fallback engine and test oracle).
+//! - [`propnet`]: grounding, propositional network construction and optimization, and the
+//!   propnet engine.
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
 
@@ -14,3 +16,4 @@ pub mod gdl;
 pub mod graph;
 pub mod interp;
 pub mod machine;
+pub mod propnet;

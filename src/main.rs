@@ -3,12 +3,13 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::bench::bench_playouts;
-use factotum::conform::{conform_dir, conform_trace, InterpBuilder, TraceResult};
+use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use factotum::propnet::{self, Budget};
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(name = "factotum", version, about = "A General Game Playing agent: GDL in, propnet out, MCTS on top.")]
@@ -24,6 +25,8 @@ struct Cli {
 enum Engine {
     /// The GDL interpreter.
     Interp,
+    /// The propositional network (grounded; fails on games too large to ground).
+    Propnet,
 }
 
 #[derive(Subcommand)]
@@ -51,6 +54,20 @@ enum Cmd {
         /// run and shown, but do not change the exit code.
         #[arg(long)]
         known_failures: Option<PathBuf>,
+    },
+    /// Ground a game and build its propnet: component counts before and after optimization,
+    /// build time (exit 3 if it cannot be built within the budget).
+    Propnet {
+        game: PathBuf,
+        /// Write a Graphviz picture of the optimized network (for small games).
+        #[arg(long)]
+        dot: Option<PathBuf>,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 30.0)]
+        budget_s: f64,
+        /// Print one JSON line instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Random playouts from the initial state: playouts/s and states/s, median of several runs.
     Bench {
@@ -102,7 +119,7 @@ fn load(path: &Path) -> Result<Game, ExitCode> {
 fn run(cmd: Cmd) -> Result<ExitCode> {
     match cmd {
         Cmd::Check { game } => Ok(check(&game)),
-        Cmd::Conform { trace, games, engine: Engine::Interp, timeout_s, jobs, allow_timeout, known_failures } => {
+        Cmd::Conform { trace, games, engine, timeout_s, jobs, allow_timeout, known_failures } => {
             let known: Vec<String> = match &known_failures {
                 Some(p) => std::fs::read_to_string(p)?
                     .lines()
@@ -120,12 +137,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 dir.join("../games")
             });
             let limit = Duration::from_secs_f64(timeout_s);
-            let results = if trace.is_dir() {
-                conform_dir(&InterpBuilder, &trace, &games, limit, jobs, &|r, k, n| {
-                    eprintln!("[{k}/{n}] {} {} ({} states, {:.0} ms)", r.game, r.outcome.label(), r.states, r.ms);
-                })?
-            } else {
-                vec![conform_trace(&InterpBuilder, &trace, &games, limit)]
+            let results = match engine {
+                Engine::Interp => conform_any(&InterpBuilder, &trace, &games, limit, jobs)?,
+                Engine::Propnet => conform_any(&PropnetBuilder, &trace, &games, limit, jobs)?,
             };
             print_conformance(&results);
             for r in results.iter().filter(|r| r.outcome.is_pass() && known.contains(&r.game)) {
@@ -138,23 +152,32 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { game, engine: Engine::Interp, seconds, runs, seed, max_depth } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
             };
-            let mut m = match Interpreter::new(&g) {
-                Ok(m) => m,
-                Err(e) => {
-                    eprintln!("{}: {e}", game.display());
-                    return Ok(ExitCode::from(2));
-                }
-            };
-            let r = bench_playouts(&mut m, Duration::from_secs_f64(seconds), runs, seed, max_depth);
+            let time = Duration::from_secs_f64(seconds);
             println!("| game | engine | runs | median playouts/s | median states/s |");
             println!("|---|---|---|---|---|");
+            let (name, r) = match engine {
+                Engine::Interp => match Interpreter::new(&g) {
+                    Ok(mut m) => ("interp", bench_playouts(&mut m, time, runs, seed, max_depth)),
+                    Err(e) => {
+                        eprintln!("{}: {e}", game.display());
+                        return Ok(ExitCode::from(2));
+                    }
+                },
+                Engine::Propnet => match propnet::build(&g, &Budget::default()) {
+                    Ok((mut m, _)) => ("propnet", bench_playouts(&mut m, time, runs, seed, max_depth)),
+                    Err(e) => {
+                        eprintln!("{}: {e}", game.display());
+                        return Ok(ExitCode::from(2));
+                    }
+                },
+            };
             println!(
-                "| {} | interp | {} | {:.0} | {:.0} |",
+                "| {} | {name} | {} | {:.0} | {:.0} |",
                 g.name,
                 r.runs.len(),
                 r.median_playouts_per_s(),
@@ -162,7 +185,70 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Propnet { game, dot, budget_s, json } => propnet_cmd(&game, dot.as_deref(), budget_s, json),
     }
+}
+
+fn conform_any<B: EngineBuilder>(
+    builder: &B,
+    trace: &Path,
+    games: &Path,
+    limit: Duration,
+    jobs: usize,
+) -> std::io::Result<Vec<TraceResult>> {
+    if trace.is_dir() {
+        conform_dir(builder, trace, games, limit, jobs, &|r, k, n| {
+            eprintln!("[{k}/{n}] {} {} ({} states, {:.0} ms)", r.game, r.outcome.label(), r.states, r.ms);
+        })
+    } else {
+        Ok(vec![conform_trace(builder, trace, games, limit)])
+    }
+}
+
+fn propnet_cmd(path: &Path, dot: Option<&Path>, budget_s: f64, json: bool) -> Result<ExitCode> {
+    let game = match load(path) {
+        Ok(g) => g,
+        Err(code) => return Ok(code),
+    };
+    let budget = Budget { deadline: Some(Instant::now() + Duration::from_secs_f64(budget_s)), ..Budget::default() };
+    let built = match propnet::build_net(&game, &budget) {
+        Ok(b) => b,
+        Err(e) => {
+            if json {
+                println!("{}", serde_json::json!({"game": game.name, "ok": false, "error": e.to_string()}));
+            } else {
+                eprintln!("{}: cannot build a propnet: {e}", path.display());
+            }
+            return Ok(ExitCode::from(3));
+        }
+    };
+    let r = &built.report;
+    if json {
+        println!("{}", serde_json::json!({"game": game.name, "ok": true, "report": r}));
+    } else {
+        println!("game: {}", game.name);
+        println!("ground rule instances: {}", r.instances);
+        println!("| | components | bases | inputs | and | or | not | transitions | edges |");
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for (label, s) in [("raw", &r.raw), ("optimized", &r.optimized)] {
+            println!(
+                "| {label} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                s.components, s.bases, s.inputs, s.ands, s.ors, s.nots, s.transitions, s.edges
+            );
+        }
+        println!(
+            "build: {:.3} s (grounding and translation {:.3} s, optimization {:.3} s)",
+            r.total_s, r.ground_s, r.optimize_s
+        );
+    }
+    if let Some(dot) = dot {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(dot)?);
+        propnet::write_dot(&built.net, &built.grounding_terms, &built.symbols, &mut f)?;
+        if !json {
+            println!("wrote {}", dot.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check(path: &Path) -> ExitCode {

@@ -11,6 +11,7 @@
 
 mod compile;
 mod eval;
+mod export;
 mod relation;
 mod terms;
 

@@ -1,0 +1,531 @@
+//! From ground rules to an optimized propositional network.
+//!
+//! The network is a graph of nodes: one constant (`FALSE`; `TRUE` is its negation), base
+//! propositions (one per fact a state may hold), inputs (one per move a role may make) and
+//! AND/OR gates. NOT gates are folded into edges: a [`Ref`] names a node and whether it is
+//! negated. View propositions (`legal`, `goal`, `terminal`, `next`, and every other relation's
+//! atoms) are not nodes of their own: each is a `Ref` to the gate that computes it.
+//!
+//! Optimization: constants are found by a three-valued analysis over the strongly connected
+//! components of the graph (least fixpoint inside a cycle, as GDL's semantics asks); inputs
+//! that are never legal and bases that can never change become constants too, and the
+//! analysis runs again until nothing changes. The graph is then rebuilt with constants
+//! folded, single-input gates collapsed and identical gates merged (hash-consing), and only
+//! the nodes that can reach an output are kept.
+
+use super::ground::{Budget, GroundError, Grounding};
+use crate::gdl::kw;
+use crate::graph::sccs;
+use crate::interp::TermId;
+use rustc_hash::FxHashMap;
+
+/// A node and whether it is negated: `node << 1 | negated`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ref(pub u32);
+
+impl Ref {
+    pub const FALSE: Ref = Ref(0);
+    pub const TRUE: Ref = Ref(1);
+    #[inline]
+    pub fn new(node: u32, neg: bool) -> Ref {
+        Ref(node << 1 | neg as u32)
+    }
+    #[inline]
+    pub fn node(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+    #[inline]
+    pub fn neg(self) -> bool {
+        self.0 & 1 == 1
+    }
+    #[inline]
+    pub fn not(self) -> Ref {
+        Ref(self.0 ^ 1)
+    }
+    pub fn is_const(self) -> bool {
+        self.node() == 0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Node 0 only.
+    False,
+    /// Base proposition: index into [`Net::bases`].
+    Base(u32),
+    /// Input proposition: index into [`Net::inputs`].
+    Input(u32),
+    And,
+    Or,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: Kind,
+    pub inputs: Vec<Ref>,
+}
+
+/// Counts of a network's parts, for reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub bases: usize,
+    pub inputs: usize,
+    pub ands: usize,
+    pub ors: usize,
+    /// Distinct negated sources (a NOT gate each in a classic propnet).
+    pub nots: usize,
+    /// Bases whose next value is not constant.
+    pub transitions: usize,
+    /// Nodes in all (constants, bases, inputs and gates).
+    pub components: usize,
+    pub edges: usize,
+}
+
+/// A propositional network with its outputs.
+#[derive(Clone, Debug)]
+pub struct Net {
+    pub nodes: Vec<Node>,
+    pub roles: Vec<String>,
+    /// Every fact a state may hold, and its node (a constant if it never changes).
+    pub bases: Vec<TermId>,
+    pub base_ref: Vec<Ref>,
+    /// For each base: whether it holds initially, and the ref computing its next value.
+    pub init: Vec<bool>,
+    pub next: Vec<Ref>,
+    /// Every move a role may make: (role, move), its input node and its legal ref.
+    pub inputs: Vec<(usize, TermId)>,
+    pub input_ref: Vec<Ref>,
+    pub legal: Vec<Ref>,
+    /// Per role: the refs of its goal atoms and their values (`None`: not a number).
+    pub goals: Vec<Vec<(Ref, Option<u32>)>>,
+    pub terminal: Ref,
+}
+
+impl Net {
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats { components: self.nodes.len(), ..Stats::default() };
+        let mut negated = vec![false; self.nodes.len()];
+        for n in &self.nodes {
+            match n.kind {
+                Kind::Base(_) => s.bases += 1,
+                Kind::Input(_) => s.inputs += 1,
+                Kind::And => s.ands += 1,
+                Kind::Or => s.ors += 1,
+                Kind::False => {}
+            }
+            s.edges += n.inputs.len();
+            for r in &n.inputs {
+                if r.neg() {
+                    negated[r.node()] = true;
+                }
+            }
+        }
+        s.nots = negated.iter().filter(|&&b| b).count();
+        s.transitions = self.next.iter().zip(&self.base_ref).filter(|(n, b)| !n.is_const() && !b.is_const()).count();
+        s
+    }
+}
+
+/// Three-valued truth: false, true, unknown (depends on the state or the moves).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum V {
+    F,
+    T,
+    U,
+}
+
+fn flip(v: V, neg: bool) -> V {
+    match (v, neg) {
+        (V::F, true) => V::T,
+        (V::T, true) => V::F,
+        (v, _) => v,
+    }
+}
+
+/// Builds the unoptimized network: one OR per atom over one AND per rule instance.
+pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
+    let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
+    let mut base_of: FxHashMap<TermId, Ref> = FxHashMap::default();
+    for (i, &b) in g.bases.iter().enumerate() {
+        base_of.insert(b, Ref::new(nodes.len() as u32, false));
+        nodes.push(Node { kind: Kind::Base(i as u32), inputs: Vec::new() });
+    }
+    let mut input_of: FxHashMap<(TermId, TermId), Ref> = FxHashMap::default();
+    for (i, &(r, m)) in g.inputs.iter().enumerate() {
+        input_of.insert((g.role_terms[r], m), Ref::new(nodes.len() as u32, false));
+        nodes.push(Node { kind: Kind::Input(i as u32), inputs: Vec::new() });
+    }
+    let mut atom_of: FxHashMap<TermId, Ref> = FxHashMap::default();
+    for r in &g.rules {
+        atom_of.entry(r.head).or_insert_with(|| {
+            nodes.push(Node { kind: Kind::Or, inputs: Vec::new() });
+            Ref::new(nodes.len() as u32 - 1, false)
+        });
+    }
+    let terms = &g.terms;
+    let lit_ref = |atom: TermId| -> Ref {
+        let f = terms.functor(atom);
+        let args = terms.args(atom);
+        if f == kw::TRUE && args.len() == 1 {
+            base_of.get(&args[0]).copied().unwrap_or(Ref::FALSE)
+        } else if f == kw::DOES && args.len() == 2 {
+            input_of.get(&(args[0], args[1])).copied().unwrap_or(Ref::FALSE)
+        } else {
+            atom_of.get(&atom).copied().unwrap_or(Ref::FALSE)
+        }
+    };
+    for (k, r) in g.rules.iter().enumerate() {
+        if k % 65536 == 0 {
+            budget.check_time("building the network")?;
+        }
+        let body: Vec<Ref> = g.body(r).iter().map(|l| if l.neg { lit_ref(l.atom).not() } else { lit_ref(l.atom) }).collect();
+        let input = match body.len() {
+            0 => Ref::TRUE,
+            1 => body[0],
+            _ => {
+                nodes.push(Node { kind: Kind::And, inputs: body });
+                Ref::new(nodes.len() as u32 - 1, false)
+            }
+        };
+        let head = atom_of[&r.head];
+        nodes[head.node()].inputs.push(input);
+    }
+    let lookup = |rel: crate::gdl::Sym, args: &[TermId]| -> Ref {
+        terms.lookup(rel, args).and_then(|t| atom_of.get(&t).copied()).unwrap_or(Ref::FALSE)
+    };
+    let mut init = Vec::with_capacity(g.bases.len());
+    let mut next = Vec::with_capacity(g.bases.len());
+    let mut base_ref = Vec::with_capacity(g.bases.len());
+    for &b in &g.bases {
+        base_ref.push(base_of[&b]);
+        next.push(lookup(kw::NEXT, &[b]));
+        init.push(lookup(kw::INIT, &[b]));
+    }
+    let mut legal = Vec::with_capacity(g.inputs.len());
+    let mut input_ref = Vec::with_capacity(g.inputs.len());
+    for &(r, m) in &g.inputs {
+        input_ref.push(input_of[&(g.role_terms[r], m)]);
+        legal.push(lookup(kw::LEGAL, &[g.role_terms[r], m]));
+    }
+    let mut goals = vec![Vec::new(); g.roles.len()];
+    let mut heads: Vec<TermId> = atom_of.keys().copied().collect();
+    heads.sort_unstable();
+    for h in heads {
+        let args = terms.args(h);
+        if terms.functor(h) == kw::GOAL && args.len() == 2 {
+            if let Some(ri) = g.role_terms.iter().position(|&x| x == args[0]) {
+                let v = if terms.args(args[1]).is_empty() {
+                    g.symbols.name(terms.functor(args[1])).parse().ok()
+                } else {
+                    None
+                };
+                goals[ri].push((atom_of[&h], v));
+            }
+        }
+    }
+    let terminal = lookup(kw::TERMINAL, &[]);
+    // Init is evaluated on the raw network as constants; keep its refs as pseudo-bases'
+    // "init" until optimization folds them.
+    let mut net = Net {
+        nodes,
+        roles: g.roles.clone(),
+        bases: g.bases.clone(),
+        base_ref,
+        init: Vec::new(),
+        next,
+        inputs: g.inputs.clone(),
+        input_ref,
+        legal,
+        goals,
+        terminal,
+    };
+    let vals = analyse(&net.nodes, &[], &[])?;
+    for r in init {
+        match flip(vals[r.node()], r.neg()) {
+            V::T => net.init.push(true),
+            V::F => net.init.push(false),
+            V::U => return Err(GroundError::Invalid("an `init` fact depends on the state".into())),
+        }
+    }
+    Ok(net)
+}
+
+/// Three-valued values of every node, given which bases and inputs are known constants.
+fn analyse(nodes: &[Node], base_known: &[V], input_known: &[V]) -> Result<Vec<V>, GroundError> {
+    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
+    let comps = sccs(nodes.len(), &succ);
+    drop(succ);
+    let mut val = vec![V::U; nodes.len()];
+    let mut in_comp = vec![u32::MAX; nodes.len()];
+    for (ci, comp) in comps.iter().enumerate() {
+        let cyclic = comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
+        if !cyclic {
+            let n = comp[0];
+            val[n] = eval(&nodes[n], &val, base_known, input_known);
+            continue;
+        }
+        for &n in comp {
+            in_comp[n] = ci as u32;
+        }
+        for &n in comp {
+            if nodes[n].inputs.iter().any(|r| r.neg() && in_comp[r.node()] == ci as u32) {
+                return Err(GroundError::Invalid("negation inside a recursive cycle (not stratified)".into()));
+            }
+        }
+        // Least fixpoints: which members can be true, and which must be.
+        let fix = |ext: &dyn Fn(V) -> bool, val: &[V]| -> Vec<bool> {
+            let mut on = vec![false; comp.len()];
+            let pos: FxHashMap<usize, usize> = comp.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+            loop {
+                let mut changed = false;
+                for (i, &n) in comp.iter().enumerate() {
+                    if on[i] {
+                        continue;
+                    }
+                    let lit = |r: &Ref| match pos.get(&r.node()) {
+                        Some(&j) => on[j],
+                        None => ext(flip(val[r.node()], r.neg())),
+                    };
+                    let v = match nodes[n].kind {
+                        Kind::And => nodes[n].inputs.iter().all(lit),
+                        _ => nodes[n].inputs.iter().any(lit),
+                    };
+                    if v {
+                        on[i] = true;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    return on;
+                }
+            }
+        };
+        let can = fix(&|v| v != V::F, &val);
+        let must = fix(&|v| v == V::T, &val);
+        for (i, &n) in comp.iter().enumerate() {
+            val[n] = if must[i] {
+                V::T
+            } else if !can[i] {
+                V::F
+            } else {
+                V::U
+            };
+        }
+    }
+    Ok(val)
+}
+
+fn eval(n: &Node, val: &[V], base_known: &[V], input_known: &[V]) -> V {
+    match n.kind {
+        Kind::False => V::F,
+        Kind::Base(b) => base_known.get(b as usize).copied().unwrap_or(V::U),
+        Kind::Input(i) => input_known.get(i as usize).copied().unwrap_or(V::U),
+        Kind::And | Kind::Or => {
+            let and = n.kind == Kind::And;
+            let (absorb, neutral) = if and { (V::F, V::T) } else { (V::T, V::F) };
+            let mut all_neutral = true;
+            for r in &n.inputs {
+                let v = flip(val[r.node()], r.neg());
+                if v == absorb {
+                    return absorb;
+                }
+                all_neutral &= v == neutral;
+            }
+            if all_neutral {
+                neutral
+            } else {
+                V::U
+            }
+        }
+    }
+}
+
+/// Optimizes a network: constants, never-legal inputs and constant bases folded, identical
+/// gates merged, single-input gates collapsed, nodes no output reaches dropped.
+pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
+    let mut base_known = vec![V::U; net.bases.len()];
+    let mut input_known = vec![V::U; net.inputs.len()];
+    let vals = loop {
+        budget.check_time("optimizing the network")?;
+        let vals = analyse(&net.nodes, &base_known, &input_known)?;
+        let at = |r: Ref| flip(vals[r.node()], r.neg());
+        let mut changed = false;
+        for (i, &l) in net.legal.iter().enumerate() {
+            if at(l) == V::F && input_known[i] != V::F {
+                input_known[i] = V::F;
+                changed = true;
+            }
+        }
+        for b in 0..net.bases.len() {
+            let v = match (net.init[b], at(net.next[b])) {
+                (false, V::F) => V::F,
+                (true, V::T) => V::T,
+                _ => V::U,
+            };
+            if v != V::U && base_known[b] != v {
+                base_known[b] = v;
+                changed = true;
+            }
+        }
+        if !changed {
+            break vals;
+        }
+    };
+
+    // Rebuild, dependencies first, with constants folded and gates hash-consed.
+    let succ: Vec<Vec<usize>> = net.nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
+    let comps = sccs(net.nodes.len(), &succ);
+    drop(succ);
+    let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
+    let mut map: Vec<Ref> = vec![Ref::FALSE; net.nodes.len()];
+    let mut consed: FxHashMap<(bool, Vec<Ref>), Ref> = FxHashMap::default();
+    let known = |n: usize| match vals[n] {
+        V::T => Some(Ref::TRUE),
+        V::F => Some(Ref::FALSE),
+        V::U => None,
+    };
+    let simplify = |inputs: &[Ref], and: bool, map: &[Ref]| -> Vec<Ref> {
+        let neutral = if and { Ref::TRUE } else { Ref::FALSE };
+        let mut v: Vec<Ref> = inputs
+            .iter()
+            .map(|r| if r.neg() { map[r.node()].not() } else { map[r.node()] })
+            .filter(|&r| r != neutral)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for comp in &comps {
+        let cyclic = comp.len() > 1 || net.nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
+        if cyclic {
+            let live: Vec<usize> = comp.iter().copied().filter(|&n| known(n).is_none()).collect();
+            for &n in comp {
+                if let Some(c) = known(n) {
+                    map[n] = c;
+                }
+            }
+            for &n in &live {
+                map[n] = Ref::new(nodes.len() as u32, false);
+                nodes.push(Node { kind: net.nodes[n].kind.clone(), inputs: Vec::new() });
+            }
+            for &n in &live {
+                let and = net.nodes[n].kind == Kind::And;
+                let ins = simplify(&net.nodes[n].inputs, and, &map);
+                nodes[map[n].node()].inputs = ins;
+            }
+            continue;
+        }
+        let n = comp[0];
+        if let Some(c) = known(n) {
+            map[n] = c;
+            continue;
+        }
+        let old = &net.nodes[n];
+        map[n] = match old.kind {
+            Kind::False => Ref::FALSE,
+            Kind::Base(_) | Kind::Input(_) => {
+                nodes.push(Node { kind: old.kind.clone(), inputs: Vec::new() });
+                Ref::new(nodes.len() as u32 - 1, false)
+            }
+            Kind::And | Kind::Or => {
+                let and = old.kind == Kind::And;
+                let ins = simplify(&old.inputs, and, &map);
+                let contradiction = ins.windows(2).any(|w| w[0].node() == w[1].node());
+                if contradiction {
+                    if and {
+                        Ref::FALSE
+                    } else {
+                        Ref::TRUE
+                    }
+                } else if ins.len() == 1 {
+                    ins[0]
+                } else if ins.is_empty() {
+                    if and {
+                        Ref::TRUE
+                    } else {
+                        Ref::FALSE
+                    }
+                } else {
+                    *consed.entry((and, ins)).or_insert_with_key(|(_, ins)| {
+                        nodes.push(Node { kind: old.kind.clone(), inputs: ins.clone() });
+                        Ref::new(nodes.len() as u32 - 1, false)
+                    })
+                }
+            }
+        };
+    }
+    drop(consed);
+    let m = |r: Ref| if r.neg() { map[r.node()].not() } else { map[r.node()] };
+    let mut out = Net {
+        nodes,
+        roles: net.roles.clone(),
+        bases: net.bases.clone(),
+        base_ref: net.base_ref.iter().map(|&r| m(r)).collect(),
+        init: net.init.clone(),
+        next: net.next.iter().map(|&r| m(r)).collect(),
+        inputs: net.inputs.clone(),
+        input_ref: net.input_ref.iter().map(|&r| m(r)).collect(),
+        legal: net.legal.iter().map(|&r| m(r)).collect(),
+        goals: net.goals.iter().map(|gs| gs.iter().map(|&(r, v)| (m(r), v)).collect()).collect(),
+        terminal: m(net.terminal),
+    };
+    // A base whose node is constant needs no next; an input never legal needs no legal.
+    for b in 0..out.bases.len() {
+        if out.base_ref[b].is_const() {
+            out.next[b] = out.base_ref[b];
+        }
+    }
+    prune(&mut out);
+    Ok(out)
+}
+
+/// Keeps only the nodes some output depends on, renumbered in order.
+fn prune(net: &mut Net) {
+    let mut keep = vec![false; net.nodes.len()];
+    keep[0] = true;
+    let mut stack: Vec<usize> = Vec::new();
+    let outputs = net
+        .next
+        .iter()
+        .chain(&net.legal)
+        .chain(net.goals.iter().flatten().map(|(r, _)| r))
+        .chain(std::iter::once(&net.terminal))
+        .chain(&net.base_ref)
+        .chain(&net.input_ref);
+    for r in outputs {
+        stack.push(r.node());
+    }
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut keep[n], true) {
+            continue;
+        }
+        stack.extend(net.nodes[n].inputs.iter().map(|r| r.node()));
+    }
+    // Unused inputs and bases are kept only if they are outputs of some role (they are).
+    let mut new_id = vec![u32::MAX; net.nodes.len()];
+    let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+    for (i, n) in net.nodes.iter().enumerate() {
+        if keep[i] {
+            new_id[i] = nodes.len() as u32;
+            nodes.push(n.clone());
+        }
+    }
+    let m = |r: Ref| Ref::new(new_id[r.node()], r.neg());
+    for n in &mut nodes {
+        for r in &mut n.inputs {
+            *r = m(*r);
+        }
+    }
+    net.nodes = nodes;
+    for r in net
+        .next
+        .iter_mut()
+        .chain(&mut net.legal)
+        .chain(net.goals.iter_mut().flatten().map(|(r, _)| r))
+        .chain(std::iter::once(&mut net.terminal))
+        .chain(&mut net.base_ref)
+        .chain(&mut net.input_ref)
+    {
+        *r = m(*r);
+    }
+}

@@ -1,0 +1,274 @@
+//! Grounding: instantiates a game's rules into ground rules.
+//!
+//! Domain analysis runs the interpreter on a *relaxed* copy of the game: `(true x)` reads
+//! `#base`, every fact that `init` or `next` can ever name; `(does r m)` reads `#does`, every
+//! move `legal` can ever name; negations are dropped. Every relation of that copy is static
+//! and over-approximates the original (a superset of every atom true in any reachable state),
+//! so one bottom-up fixpoint gives all the ground atoms the propnet needs. Each rule `i` is
+//! split into `(#inst_i vars...) :- relaxed body` and `head :- (#inst_i vars...)`, so the
+//! tuples of `#inst_i` are exactly the rule's ground instances.
+
+use crate::gdl::{flatten, kw, Atom, FlatLit, Game, Literal, Rule, Sym, SymbolTable, Term};
+use crate::interp::{Interpreter, TermId, TermStore};
+use std::time::Instant;
+
+/// Limits on grounding, set by the caller.
+#[derive(Copy, Clone, Debug)]
+pub struct Budget {
+    /// Give up past this moment.
+    pub deadline: Option<Instant>,
+    /// Most ground rule instances (each costs its body literals in memory).
+    pub max_instances: usize,
+    /// Most ground body literals in all instances together.
+    pub max_literals: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget { deadline: None, max_instances: 20_000_000, max_literals: 100_000_000 }
+    }
+}
+
+impl Budget {
+    pub fn check_time(&self, what: &str) -> Result<(), GroundError> {
+        match self.deadline {
+            Some(d) if Instant::now() > d => Err(GroundError::Timeout(what.to_string())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why a game could not be grounded.
+#[derive(Debug, thiserror::Error)]
+pub enum GroundError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("too large to ground: {0}")]
+    TooLarge(String),
+    #[error("time budget ran out while {0}")]
+    Timeout(String),
+}
+
+/// A ground body literal: an atom term, possibly negated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GLit {
+    pub atom: TermId,
+    pub neg: bool,
+}
+
+/// A ground rule: `head :- body`, with the body as a range of [`Grounding::lits`].
+#[derive(Copy, Clone, Debug)]
+pub struct GRule {
+    pub head: TermId,
+    pub start: u32,
+    pub len: u32,
+}
+
+/// A game's rules, instantiated. Atoms are terms whose functor is the relation: `(true x)`
+/// is the term `true(x)`, the proposition `terminal` the constant `terminal`.
+#[derive(Debug)]
+pub struct Grounding {
+    pub terms: TermStore,
+    pub symbols: SymbolTable,
+    /// Role names and their terms, in order.
+    pub roles: Vec<String>,
+    pub role_terms: Vec<TermId>,
+    pub rules: Vec<GRule>,
+    pub lits: Vec<GLit>,
+    /// Every fact that can be true in some state (the fact term, not `true(..)`).
+    pub bases: Vec<TermId>,
+    /// Every move each role may make in some state: (role index, move term).
+    pub inputs: Vec<(usize, TermId)>,
+}
+
+impl Grounding {
+    pub fn body(&self, r: &GRule) -> &[GLit] {
+        &self.lits[r.start as usize..(r.start + r.len) as usize]
+    }
+}
+
+const BASE: &str = "#base";
+const DOES: &str = "#does";
+const INIT: &str = "#init";
+const NEXT: &str = "#next";
+
+/// Grounds a game within `budget`.
+pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
+    let flats = flatten(&game.rules).map_err(|e| GroundError::Invalid(e.to_string()))?;
+    let mut symbols = game.symbols.clone();
+    let base = symbols.intern(BASE);
+    let does = symbols.intern(DOES);
+    let init = symbols.intern(INIT);
+    let next = symbols.intern(NEXT);
+    let (vx, vr, vm) = (symbols.intern("?#x"), symbols.intern("?#r"), symbols.intern("?#m"));
+    let relax_rel = |s: Sym| match s {
+        kw::TRUE => base,
+        kw::DOES => does,
+        kw::INIT => init,
+        kw::NEXT => next,
+        s => s,
+    };
+    let relax_atom = |a: &Atom| Atom { rel: relax_rel(a.rel), args: a.args.clone() };
+
+    // The relaxed game, and for each flat rule its variables (the columns of `#inst_i`).
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut inst: Vec<Option<(Sym, Vec<Sym>)>> = Vec::with_capacity(flats.len());
+    for (i, fr) in flats.iter().enumerate() {
+        if fr.body.is_empty() {
+            rules.push(Rule { head: relax_atom(&fr.head), body: Vec::new(), pos: fr.pos });
+            inst.push(None);
+            continue;
+        }
+        let mut vars: Vec<Sym> = Vec::new();
+        let mut body = Vec::new();
+        for l in &fr.body {
+            match l {
+                FlatLit::Pos(a) => {
+                    a.for_each_var(&mut |v| {
+                        if !vars.contains(&v) {
+                            vars.push(v)
+                        }
+                    });
+                    body.push(Literal::Atom(relax_atom(a)));
+                }
+                FlatLit::Neg(_) => {}
+                FlatLit::Distinct(a, b) => body.push(Literal::Distinct(a.clone(), b.clone())),
+                FlatLit::Same(a, b) => {
+                    body.push(Literal::Not(Box::new(Literal::Distinct(a.clone(), b.clone()))))
+                }
+            }
+        }
+        let name = symbols.intern(&format!("#inst{i}"));
+        let row = Atom { rel: name, args: vars.iter().map(|&v| Term::Var(v)).collect() };
+        rules.push(Rule { head: row.clone(), body, pos: fr.pos });
+        rules.push(Rule { head: relax_atom(&fr.head), body: vec![Literal::Atom(row)], pos: fr.pos });
+        inst.push(Some((name, vars)));
+    }
+    let var = Term::Var;
+    rules.push(Rule {
+        head: Atom { rel: base, args: vec![var(vx)] },
+        body: vec![Literal::Atom(Atom { rel: init, args: vec![var(vx)] })],
+        pos: Default::default(),
+    });
+    rules.push(Rule {
+        head: Atom { rel: base, args: vec![var(vx)] },
+        body: vec![Literal::Atom(Atom { rel: next, args: vec![var(vx)] })],
+        pos: Default::default(),
+    });
+    rules.push(Rule {
+        head: Atom { rel: does, args: vec![var(vr), var(vm)] },
+        body: vec![Literal::Atom(Atom { rel: kw::LEGAL, args: vec![var(vr), var(vm)] })],
+        pos: Default::default(),
+    });
+    let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
+    let mut interp = Interpreter::new(&relaxed).map_err(|e| GroundError::Invalid(e.to_string()))?;
+    budget.check_time("building the relaxed game")?;
+    if !interp.eval_static() {
+        return Err(GroundError::TooLarge("the domain analysis exceeded the interpreter's limits".into()));
+    }
+    budget.check_time("computing domains")?;
+
+    let roles: Vec<Sym> = game.roles();
+    let mut bases = Vec::new();
+    interp.for_each_tuple(base, 1, |t| bases.push(t[0])).map_err(GroundError::TooLarge)?;
+    let mut does_tuples = Vec::new();
+    interp.for_each_tuple(does, 2, |t| does_tuples.push((t[0], t[1]))).map_err(GroundError::TooLarge)?;
+    // Each rule's instances: the number, and the variables' values row by row.
+    let mut rows: Vec<(usize, Vec<TermId>)> = Vec::with_capacity(flats.len());
+    let mut total = 0usize;
+    for (i, fr) in flats.iter().enumerate() {
+        let mut row = Vec::new();
+        let mut n = 1;
+        if let Some((name, vars)) = &inst[i] {
+            n = 0;
+            interp
+                .for_each_tuple(*name, vars.len(), |t| {
+                    n += 1;
+                    row.extend_from_slice(t)
+                })
+                .map_err(GroundError::TooLarge)?;
+        }
+        total += n;
+        if total > budget.max_instances {
+            return Err(GroundError::TooLarge(format!(
+                "more than {} rule instances (at the rule on line {})",
+                budget.max_instances, fr.pos.line
+            )));
+        }
+        rows.push((n, row));
+    }
+    let mut terms = interp.into_terms();
+    let role_terms: Vec<TermId> = roles.iter().map(|&r| terms.intern(r, &[])).collect();
+    let inputs: Vec<(usize, TermId)> = does_tuples
+        .iter()
+        .filter_map(|&(r, m)| role_terms.iter().position(|&x| x == r).map(|ri| (ri, m)))
+        .collect();
+
+    // Instantiate: head and body atoms of every instance, as terms of the original relations.
+    let mut out_rules = Vec::with_capacity(total);
+    let mut lits: Vec<GLit> = Vec::new();
+    let mut scratch = Vec::new();
+    for (i, fr) in flats.iter().enumerate() {
+        budget.check_time("instantiating rules")?;
+        let vars: &[Sym] = inst[i].as_ref().map_or(&[], |(_, v)| v);
+        let (n, row) = &rows[i];
+        for k in 0..*n {
+            let vals = &row[k * vars.len()..(k + 1) * vars.len()];
+            let head = ground_atom(&fr.head, vars, vals, &mut terms, &mut scratch);
+            let start = lits.len() as u32;
+            for l in &fr.body {
+                let (a, neg) = match l {
+                    FlatLit::Pos(a) => (a, false),
+                    FlatLit::Neg(a) => (a, true),
+                    // Held in the relaxed join, and ground: already true.
+                    FlatLit::Distinct(..) | FlatLit::Same(..) => continue,
+                };
+                let atom = ground_atom(a, vars, vals, &mut terms, &mut scratch);
+                lits.push(GLit { atom, neg });
+            }
+            if lits.len() > budget.max_literals {
+                return Err(GroundError::TooLarge(format!("more than {} ground body literals", budget.max_literals)));
+            }
+            out_rules.push(GRule { head, start, len: lits.len() as u32 - start });
+        }
+    }
+    Ok(Grounding {
+        terms,
+        symbols: game.symbols.clone(),
+        roles: roles.iter().map(|&r| game.symbols.name(r).to_string()).collect(),
+        role_terms,
+        rules: out_rules,
+        lits,
+        bases,
+        inputs,
+    })
+}
+
+/// The term of an atom under a binding of the rule's variables.
+fn ground_atom(a: &Atom, vars: &[Sym], vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
+    let base = scratch.len();
+    for t in &a.args {
+        let g = ground_term(t, vars, vals, terms, scratch);
+        scratch.push(g);
+    }
+    let id = terms.intern(a.rel, &scratch[base..]);
+    scratch.truncate(base);
+    id
+}
+
+fn ground_term(t: &Term, vars: &[Sym], vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
+    match t {
+        Term::Var(v) => vals[vars.iter().position(|x| x == v).expect("safe rule: every variable is bound")],
+        Term::Const(c) => terms.intern(*c, &[]),
+        Term::Func(f, args) => {
+            let base = scratch.len();
+            for a in args.iter() {
+                let g = ground_term(a, vars, vals, terms, scratch);
+                scratch.push(g);
+            }
+            let id = terms.intern(*f, &scratch[base..]);
+            scratch.truncate(base);
+            id
+        }
+    }
+}

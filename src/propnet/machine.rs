@@ -1,0 +1,434 @@
+//! The propnet state machine: change-driven propagation over compact arrays.
+//!
+//! Every node is a threshold gate: it holds a count, `offset + Σ ±value(input)` (a negated
+//! input counts `-1` and adds one to the offset), and is true when the count is positive.
+//! An AND of `n` inputs has offset `1 - n`, an OR offset 0; bases and inputs are set from
+//! outside. When a node flips, its outgoing edges adjust their targets' counts, and targets
+//! that cross zero flip in turn (an explicit stack, no recursion, no allocation).
+//!
+//! Recursive GDL relations make cycles of positive edges, where counting alone would keep an
+//! unsupported cycle true. A cycle that loses support from outside is *reset*: once the
+//! stack is empty, its true members are all set false and those still supported from outside
+//! are re-derived, which gives the least fixpoint GDL asks for. Resets run in dependency
+//! order, so a cycle is reset at most once per wave.
+
+use super::build::{Kind, Net, Ref};
+use crate::gdl::SymbolTable;
+use crate::graph::sccs;
+use crate::interp::{TermId, TermStore};
+use crate::machine::{Goal, StateMachine};
+use std::sync::Arc;
+
+const NONE: u32 = u32::MAX;
+
+/// The immutable part of a propnet machine, shared by its clones.
+#[derive(Debug)]
+pub struct Compiled {
+    roles: Vec<String>,
+    offset: Vec<i32>,
+    out_start: Vec<u32>,
+    /// Edge targets: `node << 1 | negated`.
+    out: Vec<u32>,
+    /// Per node: its cycle, or NONE.
+    cycle: Vec<u32>,
+    cycles: Vec<Vec<u32>>,
+    /// Per node: the legal ids whose value it gives, as `id << 1 | negated`.
+    hook_start: Vec<u32>,
+    hooks: Vec<u32>,
+    base_ref: Vec<Ref>,
+    next: Vec<Ref>,
+    init: Vec<u64>,
+    input_ref: Vec<Ref>,
+    legal: Vec<Ref>,
+    /// Per legal id: its role and move term.
+    moves: Vec<(usize, TermId)>,
+    goals: Vec<Vec<(Ref, Option<u32>)>>,
+    terminal: Ref,
+    bases: Vec<TermId>,
+    terms: TermStore,
+    symbols: SymbolTable,
+    words: usize,
+}
+
+/// A propnet state: one bit per base proposition.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PnState {
+    pub bits: Vec<u64>,
+}
+
+impl PnState {
+    #[inline]
+    pub fn get(&self, b: usize) -> bool {
+        self.bits[b / 64] >> (b % 64) & 1 == 1
+    }
+}
+
+/// A propnet engine. Clone one per thread: clones share the network and copy only the
+/// per-node counts.
+#[derive(Clone, Debug)]
+pub struct PropnetMachine {
+    c: Arc<Compiled>,
+    count: Vec<i32>,
+    val: Vec<bool>,
+    stack: Vec<u32>,
+    pending: Vec<u32>,
+    is_pending: Vec<bool>,
+    cur: Vec<u64>,
+    joint: Vec<u32>,
+    /// Per role, the legal ids currently true (unordered), and each id's slot in it.
+    legal_set: Vec<Vec<u32>>,
+    legal_pos: Vec<u32>,
+}
+
+impl Compiled {
+    pub fn new(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
+        let n = net.nodes.len();
+        let mut offset = vec![0i32; n];
+        let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, node) in net.nodes.iter().enumerate() {
+            let negs = node.inputs.iter().filter(|r| r.neg()).count() as i32;
+            offset[i] = match node.kind {
+                Kind::And => 1 - node.inputs.len() as i32 + negs,
+                Kind::Or => negs,
+                _ => 0,
+            };
+            for r in &node.inputs {
+                outs[r.node()].push((i as u32) << 1 | r.neg() as u32);
+            }
+        }
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out = Vec::new();
+        for o in &outs {
+            out_start.push(out.len() as u32);
+            out.extend_from_slice(o);
+        }
+        out_start.push(out.len() as u32);
+        drop(outs);
+        let succ: Vec<Vec<usize>> = net.nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
+        let mut cycle = vec![NONE; n];
+        let mut cycles = Vec::new();
+        for comp in sccs(n, &succ) {
+            if comp.len() > 1 || succ[comp[0]].contains(&comp[0]) {
+                for &m in &comp {
+                    cycle[m] = cycles.len() as u32;
+                }
+                cycles.push(comp.iter().map(|&m| m as u32).collect());
+            }
+        }
+        let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (id, r) in net.legal.iter().enumerate() {
+            if !r.is_const() {
+                hook_lists[r.node()].push((id as u32) << 1 | r.neg() as u32);
+            }
+        }
+        let mut hook_start = Vec::with_capacity(n + 1);
+        let mut hooks = Vec::new();
+        for h in &hook_lists {
+            hook_start.push(hooks.len() as u32);
+            hooks.extend_from_slice(h);
+        }
+        hook_start.push(hooks.len() as u32);
+        let words = net.bases.len().div_ceil(64).max(1);
+        let mut init = vec![0u64; words];
+        for (b, &v) in net.init.iter().enumerate() {
+            if v {
+                init[b / 64] |= 1 << (b % 64);
+            }
+        }
+        Compiled {
+            roles: net.roles.clone(),
+            offset,
+            out_start,
+            out,
+            cycle,
+            cycles,
+            hook_start,
+            hooks,
+            base_ref: net.base_ref.clone(),
+            next: net.next.clone(),
+            init,
+            input_ref: net.input_ref.clone(),
+            legal: net.legal.clone(),
+            moves: net.inputs.clone(),
+            goals: net.goals.clone(),
+            terminal: net.terminal,
+            bases: net.bases.clone(),
+            terms,
+            symbols,
+            words,
+        }
+    }
+}
+
+impl PropnetMachine {
+    pub fn new(c: Compiled) -> PropnetMachine {
+        let c = Arc::new(c);
+        let n = c.offset.len();
+        let mut m = PropnetMachine {
+            count: c.offset.clone(),
+            val: vec![false; n],
+            stack: Vec::new(),
+            pending: Vec::new(),
+            is_pending: vec![false; c.cycles.len()],
+            cur: vec![0; c.words],
+            joint: Vec::new(),
+            legal_set: vec![Vec::new(); c.roles.len()],
+            legal_pos: vec![NONE; c.legal.len()],
+            c,
+        };
+        // All bases and inputs false: gates with a positive offset start true.
+        for i in 0..n {
+            if m.count[i] > 0 {
+                m.val[i] = true;
+                m.stack.push((i as u32) << 1 | 1);
+            }
+        }
+        m.propagate();
+        for id in 0..m.c.legal.len() {
+            if m.value(m.c.legal[id]) && m.legal_pos[id] == NONE {
+                m.add_legal(id as u32);
+            }
+        }
+        m
+    }
+
+    /// The network this machine runs.
+    pub fn compiled(&self) -> &Compiled {
+        &self.c
+    }
+
+    #[inline]
+    fn value(&self, r: Ref) -> bool {
+        self.val[r.node()] ^ r.neg()
+    }
+
+    #[inline]
+    fn add_legal(&mut self, id: u32) {
+        let role = self.c.moves[id as usize].0;
+        self.legal_pos[id as usize] = self.legal_set[role].len() as u32;
+        self.legal_set[role].push(id);
+    }
+
+    #[inline]
+    fn remove_legal(&mut self, id: u32) {
+        let role = self.c.moves[id as usize].0;
+        let p = self.legal_pos[id as usize];
+        let set = &mut self.legal_set[role];
+        let last = *set.last().expect("legal set holds the id");
+        set.swap_remove(p as usize);
+        if last != id {
+            self.legal_pos[last as usize] = p;
+        }
+        self.legal_pos[id as usize] = NONE;
+    }
+
+    #[inline]
+    fn on_hooks(&mut self, node: usize, v: bool) {
+        let (lo, hi) = (self.c.hook_start[node] as usize, self.c.hook_start[node + 1] as usize);
+        for k in lo..hi {
+            let h = self.c.hooks[k];
+            let id = h >> 1;
+            let legal = v ^ (h & 1 == 1);
+            let present = self.legal_pos[id as usize] != NONE;
+            if legal && !present {
+                self.add_legal(id);
+            } else if !legal && present {
+                self.remove_legal(id);
+            }
+        }
+    }
+
+    /// Sets a base or input node.
+    #[inline]
+    fn set_source(&mut self, node: usize, v: bool) {
+        if self.val[node] != v {
+            self.val[node] = v;
+            self.stack.push((node as u32) << 1 | v as u32);
+        }
+    }
+
+    /// Adjusts `t`'s count by the change of one input, flipping it if it crosses zero.
+    #[inline]
+    fn bump(&mut self, t: usize, up: bool, from_cycle: u32) {
+        let count = &mut self.count[t];
+        *count += if up { 1 } else { -1 };
+        let nv = *count > 0;
+        let cyc = self.c.cycle[t];
+        if cyc != NONE && cyc != from_cycle {
+            // Into a cycle from outside: a lost support may leave the cycle unsupported.
+            if !up {
+                if self.val[t] && !self.is_pending[cyc as usize] {
+                    self.is_pending[cyc as usize] = true;
+                    self.pending.push(cyc);
+                }
+                return;
+            }
+        }
+        if nv != self.val[t] {
+            self.val[t] = nv;
+            self.stack.push((t as u32) << 1 | nv as u32);
+        }
+    }
+
+    fn propagate(&mut self) {
+        loop {
+            while let Some(ev) = self.stack.pop() {
+                let n = (ev >> 1) as usize;
+                let v = ev & 1 == 1;
+                if self.c.hook_start[n] != self.c.hook_start[n + 1] {
+                    self.on_hooks(n, v);
+                }
+                let from = self.c.cycle[n];
+                let (lo, hi) = (self.c.out_start[n] as usize, self.c.out_start[n + 1] as usize);
+                for k in lo..hi {
+                    let e = self.c.out[k];
+                    self.bump((e >> 1) as usize, v ^ (e & 1 == 1), from);
+                }
+            }
+            if self.pending.is_empty() {
+                return;
+            }
+            // The most upstream pending cycle (cycles are numbered dependencies first).
+            let (k, _) = self.pending.iter().enumerate().min_by_key(|&(_, &c)| c).expect("pending is not empty");
+            let cyc = self.pending.swap_remove(k);
+            self.is_pending[cyc as usize] = false;
+            self.reset_cycle(cyc as usize);
+        }
+    }
+
+    /// Recomputes a cycle's least fixpoint from its support outside the cycle.
+    fn reset_cycle(&mut self, cyc: usize) {
+        let c = Arc::clone(&self.c);
+        let members = &c.cycles[cyc];
+        for &m in members {
+            let m = m as usize;
+            if !self.val[m] {
+                continue;
+            }
+            self.val[m] = false;
+            if c.hook_start[m] != c.hook_start[m + 1] {
+                self.on_hooks(m, false);
+            }
+            for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+                let e = c.out[k];
+                let t = (e >> 1) as usize;
+                if c.cycle[t] == cyc as u32 {
+                    self.count[t] -= 1;
+                } else {
+                    self.bump(t, e & 1 == 1, cyc as u32);
+                }
+            }
+        }
+        for &m in members {
+            let m = m as usize;
+            if self.count[m] > 0 && !self.val[m] {
+                self.val[m] = true;
+                self.stack.push((m as u32) << 1 | 1);
+            }
+        }
+    }
+
+    fn set_state(&mut self, state: &PnState) {
+        if self.cur == state.bits {
+            return;
+        }
+        let c = Arc::clone(&self.c);
+        for w in 0..c.words {
+            let mut diff = self.cur[w] ^ state.bits[w];
+            while diff != 0 {
+                let b = w * 64 + diff.trailing_zeros() as usize;
+                diff &= diff - 1;
+                let r = c.base_ref[b];
+                if !r.is_const() {
+                    self.set_source(r.node(), state.get(b));
+                }
+            }
+        }
+        self.cur.copy_from_slice(&state.bits);
+        self.propagate();
+    }
+
+    /// The moves of a role as legal ids (for tests and tools).
+    pub fn move_role(&self, m: u32) -> usize {
+        self.c.moves[m as usize].0
+    }
+}
+
+impl StateMachine for PropnetMachine {
+    type State = PnState;
+    type Move = u32;
+
+    fn roles(&self) -> &[String] {
+        &self.c.roles
+    }
+
+    fn initial_state(&mut self) -> PnState {
+        PnState { bits: self.c.init.clone() }
+    }
+
+    fn legal_moves(&mut self, state: &PnState, role: usize, out: &mut Vec<u32>) {
+        self.set_state(state);
+        out.clear();
+        out.extend_from_slice(&self.legal_set[role]);
+        out.sort_unstable();
+    }
+
+    fn next_state(&mut self, state: &PnState, joint: &[u32], out: &mut PnState) {
+        self.set_state(state);
+        let c = Arc::clone(&self.c);
+        for i in 0..self.joint.len() {
+            let n = self.joint[i] as usize;
+            if !joint.iter().any(|&m| c.input_ref[m as usize].node() == n) {
+                self.set_source(n, false);
+            }
+        }
+        self.joint.clear();
+        for &m in joint {
+            let r = c.input_ref[m as usize];
+            if !r.is_const() {
+                self.set_source(r.node(), true);
+                self.joint.push(r.node() as u32);
+            }
+        }
+        self.propagate();
+        out.bits.clear();
+        out.bits.resize(c.words, 0);
+        for (b, &r) in c.next.iter().enumerate() {
+            if self.value(r) {
+                out.bits[b / 64] |= 1 << (b % 64);
+            }
+        }
+    }
+
+    fn is_terminal(&mut self, state: &PnState) -> bool {
+        self.set_state(state);
+        self.value(self.c.terminal)
+    }
+
+    fn goal(&mut self, state: &PnState, role: usize) -> Goal {
+        self.set_state(state);
+        let mut found: Option<Goal> = None;
+        for &(r, v) in &self.c.goals[role] {
+            if self.value(r) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(v);
+            }
+        }
+        found.flatten()
+    }
+
+    fn move_text(&self, m: u32) -> String {
+        self.c.terms.to_string(self.c.moves[m as usize].1, &self.c.symbols)
+    }
+
+    fn state_facts(&self, state: &PnState) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.c.bases.len())
+            .filter(|&b| state.get(b))
+            .map(|b| self.c.terms.to_string(self.c.bases[b], &self.c.symbols))
+            .collect();
+        v.sort();
+        v
+    }
+}

@@ -1,0 +1,69 @@
+//! Propositional networks: grounding, construction and optimization, and the propnet state
+//! machine.
+//!
+//! Start with [`build`]: [`ground::ground`] instantiates the rules, [`build::raw_net`]
+//! translates the ground rules one for one into gates, [`build::optimize`] folds and merges
+//! them, and [`machine::Compiled`] lays the result out in flat arrays for
+//! [`machine::PropnetMachine`].
+
+pub mod build;
+mod dot;
+pub mod ground;
+pub mod machine;
+
+pub use build::{Net, Ref, Stats};
+pub use dot::write_dot;
+pub use ground::{Budget, GroundError};
+pub use machine::{Compiled, PnState, PropnetMachine};
+
+use crate::gdl::Game;
+use std::time::Instant;
+
+/// What a build did and what it cost.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BuildReport {
+    /// Ground rule instances.
+    pub instances: usize,
+    /// The direct translation of the ground rules.
+    pub raw: Stats,
+    /// After optimization.
+    pub optimized: Stats,
+    pub ground_s: f64,
+    pub optimize_s: f64,
+    pub total_s: f64,
+}
+
+/// A built network with the terms and symbols that name its propositions.
+pub struct Built {
+    pub net: Net,
+    pub grounding_terms: crate::interp::TermStore,
+    pub symbols: crate::gdl::SymbolTable,
+    pub report: BuildReport,
+}
+
+/// Grounds a game and builds its optimized network within `budget`.
+pub fn build_net(game: &Game, budget: &Budget) -> Result<Built, GroundError> {
+    let t0 = Instant::now();
+    let g = ground::ground(game, budget)?;
+    let raw = build::raw_net(&g, budget)?;
+    let t1 = Instant::now();
+    let net = build::optimize(&raw, budget)?;
+    let t2 = Instant::now();
+    let report = BuildReport {
+        instances: g.rules.len(),
+        raw: raw.stats(),
+        optimized: net.stats(),
+        ground_s: (t1 - t0).as_secs_f64(),
+        optimize_s: (t2 - t1).as_secs_f64(),
+        total_s: (t2 - t0).as_secs_f64(),
+    };
+    tracing::debug!(game = %game.name, ?report, "propnet built");
+    Ok(Built { net, grounding_terms: g.terms, symbols: g.symbols, report })
+}
+
+/// Builds the propnet state machine of a game within `budget`.
+pub fn build(game: &Game, budget: &Budget) -> Result<(PropnetMachine, BuildReport), GroundError> {
+    let b = build_net(game, budget)?;
+    let c = Compiled::new(&b.net, b.grounding_terms, b.symbols);
+    Ok((PropnetMachine::new(c), b.report))
+}
