@@ -1,5 +1,7 @@
 //! The `factotum` command line: a thin shell over the library.
 
+mod coverage;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::bench::bench_playouts;
@@ -58,7 +60,17 @@ enum Cmd {
     /// Ground a game and build its propnet: component counts before and after optimization,
     /// build time (exit 3 if it cannot be built within the budget).
     Propnet {
+        /// A .kif game (or, with --all, a folder of them).
         game: PathBuf,
+        /// Build every game of the folder GAME, each in a child process, and print a table.
+        #[arg(long)]
+        all: bool,
+        /// With --all: kill a build whose resident memory passes this many GiB.
+        #[arg(long, default_value_t = 4.0)]
+        mem_gib: f64,
+        /// With --all: builds run in parallel.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
         /// Write a Graphviz picture of the optimized network (for small games).
         #[arg(long)]
         dot: Option<PathBuf>,
@@ -185,7 +197,12 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Propnet { game, dot, budget_s, json } => propnet_cmd(&game, dot.as_deref(), budget_s, json),
+        Cmd::Propnet { game, all: true, mem_gib, jobs, budget_s, .. } => {
+            let rows = coverage::run_all(&game, budget_s, mem_gib * 1024.0, jobs)?;
+            coverage::print(&rows, budget_s, mem_gib * 1024.0);
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Propnet { game, dot, budget_s, json, .. } => propnet_cmd(&game, dot.as_deref(), budget_s, json),
     }
 }
 
@@ -215,7 +232,10 @@ fn propnet_cmd(path: &Path, dot: Option<&Path>, budget_s: f64, json: bool) -> Re
         Ok(b) => b,
         Err(e) => {
             if json {
-                println!("{}", serde_json::json!({"game": game.name, "ok": false, "error": e.to_string()}));
+                println!(
+                    "{}",
+                    serde_json::json!({"game": game.name, "ok": false, "error": e.to_string(), "peak_mib": coverage::own_peak_mib()})
+                );
             } else {
                 eprintln!("{}: cannot build a propnet: {e}", path.display());
             }
@@ -224,7 +244,10 @@ fn propnet_cmd(path: &Path, dot: Option<&Path>, budget_s: f64, json: bool) -> Re
     };
     let r = &built.report;
     if json {
-        println!("{}", serde_json::json!({"game": game.name, "ok": true, "report": r}));
+        println!(
+            "{}",
+            serde_json::json!({"game": game.name, "ok": true, "report": r, "peak_mib": coverage::own_peak_mib()})
+        );
     } else {
         println!("game: {}", game.name);
         println!("ground rule instances: {}", r.instances);

@@ -1,0 +1,174 @@
+//! `factotum propnet --all DIR`: builds the propnet of every game of a folder, each in a
+//! child process of its own (`factotum propnet GAME --json`), so that a game that runs past
+//! its time or memory budget is killed without harming the others, and each game's peak
+//! memory is its own.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One game's build.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub game: String,
+    pub ok: bool,
+    pub components: Option<u64>,
+    pub seconds: f64,
+    pub peak_mib: f64,
+    pub why: String,
+}
+
+/// Resident memory of a process, in KiB, from /proc (0 where /proc is missing).
+fn rss_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// The peak resident memory of this process, in MiB.
+pub fn own_peak_mib() -> f64 {
+    rss_kib(std::process::id(), "VmHWM:") as f64 / 1024.0
+}
+
+fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
+    let name = game.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let start = Instant::now();
+    let mut row = Row { game: name, ok: false, components: None, seconds: 0.0, peak_mib: 0.0, why: String::new() };
+    let child = Command::new(exe)
+        .arg("propnet")
+        .arg(game)
+        .arg("--json")
+        .arg("--budget-s")
+        .arg(budget_s.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            row.why = format!("cannot start: {e}");
+            return row;
+        }
+    };
+    // The child checks its own deadline; this is the backstop, with a grace second.
+    let hard = Duration::from_secs_f64(budget_s + 1.0);
+    let mut killed = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(e) => {
+                row.why = format!("wait failed: {e}");
+                break None;
+            }
+        }
+        let rss = rss_kib(child.id(), "VmRSS:") as f64 / 1024.0;
+        row.peak_mib = row.peak_mib.max(rss);
+        if rss > mem_mib {
+            killed = Some(format!("memory over {mem_mib:.0} MiB"));
+        } else if start.elapsed() > hard {
+            killed = Some(format!("time over {budget_s:.0} s"));
+        }
+        if killed.is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    row.seconds = start.elapsed().as_secs_f64();
+    if let Some(k) = killed {
+        row.why = format!("killed: {k}");
+        return row;
+    }
+    let mut out = String::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    match serde_json::from_str::<serde_json::Value>(out.trim()) {
+        Ok(v) => {
+            row.ok = v["ok"].as_bool().unwrap_or(false);
+            row.components = v["report"]["optimized"]["components"].as_u64();
+            if let Some(s) = v["report"]["total_s"].as_f64() {
+                row.seconds = s;
+            }
+            if let Some(p) = v["peak_mib"].as_f64() {
+                row.peak_mib = row.peak_mib.max(p);
+            }
+            row.why = v["error"].as_str().unwrap_or("").to_string();
+        }
+        Err(_) => {
+            row.why = match status {
+                Some(s) => format!("no report (exit status {s})"),
+                None => "no report".into(),
+            }
+        }
+    }
+    row
+}
+
+/// Builds every `.kif` game in `dir` on `jobs` worker threads (one child process each).
+pub fn run_all(dir: &Path, budget_s: f64, mem_mib: f64, jobs: usize) -> std::io::Result<Vec<Row>> {
+    let exe = std::env::current_exe()?;
+    let mut games: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
+        .collect();
+    games.sort();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let rows = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(g) = games.get(i) else { break };
+                let r = run_one(&exe, g, budget_s, mem_mib);
+                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+                eprintln!(
+                    "[{k}/{}] {} {} ({:.2} s, {:.0} MiB) {}",
+                    games.len(),
+                    r.game,
+                    if r.ok { "ok" } else { "FAILED" },
+                    r.seconds,
+                    r.peak_mib,
+                    r.why
+                );
+                rows.lock().expect("rows lock").push(r);
+            });
+        }
+    });
+    let mut v = rows.into_inner().expect("rows lock");
+    v.sort_by(|a, b| a.game.cmp(&b.game));
+    Ok(v)
+}
+
+pub fn print(rows: &[Row], budget_s: f64, mem_mib: f64) {
+    println!("| game | grounded | components | build s | peak MiB | why not |");
+    println!("|---|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {:.2} | {:.0} | {} |",
+            r.game,
+            if r.ok { "yes" } else { "no" },
+            r.components.map_or("-".into(), |c| c.to_string()),
+            r.seconds,
+            r.peak_mib,
+            r.why
+        );
+    }
+    let ok = rows.iter().filter(|r| r.ok).count();
+    println!(
+        "\n{ok}/{} games built within {budget_s:.0} s and {mem_mib:.0} MiB ({:.1}%)",
+        rows.len(),
+        100.0 * ok as f64 / rows.len().max(1) as f64
+    );
+}
