@@ -250,11 +250,18 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
     Ok(net)
 }
 
+/// Strongly connected components of the network, dependencies first.
+fn components(nodes: &[Node]) -> Vec<Vec<usize>> {
+    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
+    sccs(nodes.len(), &succ)
+}
+
 /// Three-valued values of every node, given which bases and inputs are known constants.
 fn analyse(nodes: &[Node], base_known: &[V], input_known: &[V]) -> Result<Vec<V>, GroundError> {
-    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
-    let comps = sccs(nodes.len(), &succ);
-    drop(succ);
+    analyse_in(nodes, &components(nodes), base_known, input_known)
+}
+
+fn analyse_in(nodes: &[Node], comps: &[Vec<usize>], base_known: &[V], input_known: &[V]) -> Result<Vec<V>, GroundError> {
     let mut val = vec![V::U; nodes.len()];
     let mut in_comp = vec![u32::MAX; nodes.len()];
     for (ci, comp) in comps.iter().enumerate() {
@@ -343,39 +350,41 @@ fn eval(n: &Node, val: &[V], base_known: &[V], input_known: &[V]) -> V {
 /// Optimizes a network: constants, never-legal inputs and constant bases folded, identical
 /// gates merged, single-input gates collapsed, nodes no output reaches dropped.
 pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
-    let mut base_known = vec![V::U; net.bases.len()];
-    let mut input_known = vec![V::U; net.inputs.len()];
+    let comps = components(&net.nodes);
+    // Constant bases: a greatest fixpoint. Suppose every base keeps its initial value; drop
+    // each base whose next value is not that constant under the supposition (with inputs
+    // that are never legal under it known false), until the supposition is inductive.
+    let mut base_known: Vec<V> = net.init.iter().map(|&b| if b { V::T } else { V::F }).collect();
     let vals = loop {
-        budget.check_time("optimizing the network")?;
-        let vals = analyse(&net.nodes, &base_known, &input_known)?;
-        let at = |r: Ref| flip(vals[r.node()], r.neg());
-        let mut changed = false;
-        for (i, &l) in net.legal.iter().enumerate() {
-            if at(l) == V::F && input_known[i] != V::F {
-                input_known[i] = V::F;
-                changed = true;
+        let mut input_known = vec![V::U; net.inputs.len()];
+        let vals = loop {
+            budget.check_time("optimizing the network")?;
+            let vals = analyse_in(&net.nodes, &comps, &base_known, &input_known)?;
+            let mut changed = false;
+            for (i, &l) in net.legal.iter().enumerate() {
+                if flip(vals[l.node()], l.neg()) == V::F && input_known[i] != V::F {
+                    input_known[i] = V::F;
+                    changed = true;
+                }
             }
-        }
+            if !changed {
+                break vals;
+            }
+        };
+        let mut dropped = false;
         for b in 0..net.bases.len() {
-            let v = match (net.init[b], at(net.next[b])) {
-                (false, V::F) => V::F,
-                (true, V::T) => V::T,
-                _ => V::U,
-            };
-            if v != V::U && base_known[b] != v {
-                base_known[b] = v;
-                changed = true;
+            let r = net.next[b];
+            if base_known[b] != V::U && flip(vals[r.node()], r.neg()) != base_known[b] {
+                base_known[b] = V::U;
+                dropped = true;
             }
         }
-        if !changed {
+        if !dropped {
             break vals;
         }
     };
 
     // Rebuild, dependencies first, with constants folded and gates hash-consed.
-    let succ: Vec<Vec<usize>> = net.nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
-    let comps = sccs(net.nodes.len(), &succ);
-    drop(succ);
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
     let mut map: Vec<Ref> = vec![Ref::FALSE; net.nodes.len()];
     let mut consed: FxHashMap<(bool, Vec<Ref>), Ref> = FxHashMap::default();

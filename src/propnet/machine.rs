@@ -81,6 +81,16 @@ pub struct PropnetMachine {
 }
 
 impl Compiled {
+    /// Cycles of the network (from recursive relations over the state).
+    pub fn cycle_count(&self) -> usize {
+        self.cycles.len()
+    }
+
+    /// Nodes of the network.
+    pub fn node_count(&self) -> usize {
+        self.offset.len()
+    }
+
     pub fn new(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
         let n = net.nodes.len();
         let mut offset = vec![0i32; n];

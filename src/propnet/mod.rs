@@ -67,3 +67,6 @@ pub fn build(game: &Game, budget: &Budget) -> Result<(PropnetMachine, BuildRepor
     let c = Compiled::new(&b.net, b.grounding_terms, b.symbols);
     Ok((PropnetMachine::new(c), b.report))
 }
+
+#[cfg(test)]
+mod tests;

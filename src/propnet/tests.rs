@@ -1,0 +1,274 @@
+//! Tests of the propnet: differential tests against the interpreter (random playouts on every
+//! `gdl/` game, every reachable state of tic-tac-toe), inline games for recursion through
+//! the state (cycles in the network), negation and constants, and the build's budgets and
+//! optimizations.
+
+use super::*;
+use crate::gdl::Game;
+use crate::interp::Interpreter;
+use crate::machine::StateMachine;
+use rand::{Rng, SeedableRng};
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+fn game(file: &str) -> Game {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+    Game::load(&p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn inline(text: &str) -> Game {
+    Game::parse("inline.kif", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn propnet(g: &Game) -> PropnetMachine {
+    build(g, &Budget::default()).unwrap_or_else(|e| panic!("{}: {e}", g.name)).0
+}
+
+const GAMES: [&str; 5] =
+    ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
+
+/// Everything observable about a state: facts, terminal, goals, sorted legal move texts.
+fn observe<M: StateMachine>(m: &mut M, s: &M::State) -> (Vec<String>, bool, Vec<Option<u32>>, Vec<Vec<String>>) {
+    let mut buf = Vec::new();
+    let roles = m.roles().len();
+    let legal = (0..roles)
+        .map(|r| {
+            m.legal_moves(s, r, &mut buf);
+            let mut v: Vec<String> = buf.iter().map(|&mv| m.move_text(mv)).collect();
+            v.sort();
+            v
+        })
+        .collect();
+    (m.state_facts(s), m.is_terminal(s), (0..roles).map(|r| m.goal(s, r)).collect(), legal)
+}
+
+/// The move of role `r` whose text is `text`.
+fn find<M: StateMachine>(m: &mut M, s: &M::State, r: usize, text: &str) -> M::Move {
+    let mut buf = Vec::new();
+    m.legal_moves(s, r, &mut buf);
+    buf.into_iter().find(|&mv| m.move_text(mv) == text).unwrap_or_else(|| panic!("{text} not legal"))
+}
+
+/// Plays random playouts on both engines and compares every state.
+fn differential(g: &Game, playouts: usize, seed: u64) -> usize {
+    let mut a = Interpreter::new(g).unwrap_or_else(|e| panic!("{e}"));
+    let mut b = propnet(g);
+    assert_eq!(a.roles(), b.roles());
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    let mut states = 0;
+    for p in 0..playouts {
+        let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
+        for depth in 0..300 {
+            let oa = observe(&mut a, &sa);
+            let ob = observe(&mut b, &sb);
+            assert_eq!(oa, ob, "{}: playout {p} depth {depth} differs", g.name);
+            states += 1;
+            if oa.1 || oa.3.iter().any(|l| l.is_empty()) {
+                break;
+            }
+            let texts: Vec<&String> = oa.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
+            let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &sa, r, t)).collect();
+            let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &sb, r, t)).collect();
+            let (mut na, mut nb) = (sa.clone(), sb.clone());
+            a.next_state(&sa, &ja, &mut na);
+            b.next_state(&sb, &jb, &mut nb);
+            (sa, sb) = (na, nb);
+        }
+    }
+    states
+}
+
+#[test]
+fn every_gdl_game_agrees_with_the_interpreter_on_random_playouts() {
+    for (i, file) in GAMES.iter().enumerate() {
+        let states = differential(&game(file), 60, i as u64);
+        assert!(states > 300, "{file}: only {states} states compared");
+    }
+}
+
+#[test]
+fn every_reachable_tictactoe_state_agrees_with_the_interpreter() {
+    let g = game("tictactoe.kif");
+    let mut a = Interpreter::new(&g).unwrap();
+    let mut b = propnet(&g);
+    let mut seen: HashMap<Vec<String>, ()> = HashMap::new();
+    let mut queue = VecDeque::from([(a.initial_state(), b.initial_state())]);
+    let mut terminal = 0;
+    while let Some((sa, sb)) = queue.pop_front() {
+        let oa = observe(&mut a, &sa);
+        if seen.insert(oa.0.clone(), ()).is_some() {
+            continue;
+        }
+        assert_eq!(oa, observe(&mut b, &sb));
+        if oa.1 {
+            terminal += 1;
+            continue;
+        }
+        // Every joint move (x's moves × o's moves).
+        for mx in &oa.3[0] {
+            for mo in &oa.3[1] {
+                let ja = [find(&mut a, &sa, 0, mx), find(&mut a, &sa, 1, mo)];
+                let jb = [find(&mut b, &sb, 0, mx), find(&mut b, &sb, 1, mo)];
+                let (mut na, mut nb) = (sa.clone(), sb.clone());
+                a.next_state(&sa, &ja, &mut na);
+                b.next_state(&sb, &jb, &mut nb);
+                queue.push_back((na, nb));
+            }
+        }
+    }
+    assert_eq!((seen.len(), terminal), (5478, 958));
+}
+
+/// Reachability over edges the player toggles: a recursive relation over the state, so the
+/// network has cycles (b→c→b) whose support comes and goes, and a legal move (`stop`) and
+/// the goals read nodes inside the cycle.
+const REACH: &str = "
+(role p)
+(node a) (node b) (node c) (node d)
+(init (edge a b)) (init (edge b c)) (init (edge c b)) (init (step 0))
+(<= (legal p (toggle ?x ?y)) (node ?x) (node ?y) (distinct ?x ?y))
+(<= (legal p stop) (reach d))
+(<= (reach ?y) (true (edge a ?y)))
+(<= (reach ?y) (reach ?x) (true (edge ?x ?y)))
+(<= (next (edge ?x ?y)) (true (edge ?x ?y)) (not (does p (toggle ?x ?y))))
+(<= (next (edge ?x ?y)) (does p (toggle ?x ?y)) (not (true (edge ?x ?y))))
+(<= (next done) (does p stop))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+(succ 8 9) (succ 9 10) (succ 10 11) (succ 11 12)
+(<= terminal (true done))
+(<= terminal (true (step 12)))
+(<= (goal p 100) (reach c) (not (reach d)))
+(<= (goal p 50) (reach d))
+(<= (goal p 0) (not (reach c)) (not (reach d)))
+";
+
+#[test]
+fn recursion_through_the_state_keeps_the_least_fixpoint() {
+    let g = inline(REACH);
+    let b = propnet(&g);
+    assert!(b.compiled().cycle_count() > 0, "the reach relation should make a cycle");
+    differential(&g, 300, 7);
+    // A line by hand: cut a→b, and the b↔c cycle loses its support.
+    let mut b = b;
+    let s0 = b.initial_state();
+    assert_eq!(b.goal(&s0, 0), Some(100));
+    let cut = find(&mut b, &s0, 0, "( toggle a b )");
+    let mut s1 = s0.clone();
+    b.next_state(&s0, &[cut], &mut s1);
+    assert_eq!(b.goal(&s1, 0), Some(0), "b and c are no longer reachable");
+    let add = find(&mut b, &s1, 0, "( toggle c d )");
+    let mut s2 = s1.clone();
+    b.next_state(&s1, &[add], &mut s2);
+    assert_eq!(b.goal(&s2, 0), Some(0));
+    let back = find(&mut b, &s2, 0, "( toggle a c )");
+    let mut s3 = s2.clone();
+    b.next_state(&s2, &[back], &mut s3);
+    assert_eq!(b.goal(&s3, 0), Some(50), "a→c→d");
+    let mut buf = Vec::new();
+    b.legal_moves(&s3, 0, &mut buf);
+    assert!(buf.iter().any(|&m| b.move_text(m) == "stop"));
+    b.legal_moves(&s1, 0, &mut buf);
+    assert!(!buf.iter().any(|&m| b.move_text(m) == "stop"));
+}
+
+#[test]
+fn optimization_shrinks_the_network_and_folds_static_relations() {
+    let g = game("tictactoe.kif");
+    let built = build_net(&g, &Budget::default()).unwrap();
+    let (raw, opt) = (&built.report.raw, &built.report.optimized);
+    assert!(opt.components < raw.components, "{raw:?} -> {opt:?}");
+    assert!(opt.edges < raw.edges);
+    assert_eq!(opt.bases, 29, "9 cells × 3 marks + 2 control facts");
+    assert_eq!(opt.inputs, 20, "9 marks and a noop per role");
+    // Static relations (`succ` and the like in REACH) leave no gates behind.
+    let built = build_net(&inline(REACH), &Budget::default()).unwrap();
+    let step_bases = built.net.bases.iter().filter(|&&b| built.grounding_terms.args(b).len() == 1).count();
+    assert_eq!(step_bases, 13, "step 0..12");
+}
+
+#[test]
+fn a_base_that_never_changes_becomes_a_constant() {
+    let g = inline(
+        "(role p) (init (fixed)) (init (count 0))
+         (<= (next (fixed)) (true (fixed)))
+         (<= (next (count 1)) (true (count 0)))
+         (<= (legal p go) (true (fixed)))
+         (<= terminal (true (count 1)))
+         (<= (goal p 100) (true (fixed)))",
+    );
+    let built = build_net(&g, &Budget::default()).unwrap();
+    let fixed = built.net.bases.iter().position(|&b| built.grounding_terms.to_string(b, &built.symbols) == "fixed");
+    assert!(built.net.base_ref[fixed.unwrap()].is_const());
+    assert_eq!(built.net.legal[0], Ref::TRUE, "go is always legal");
+    let mut m = propnet(&g);
+    let s0 = m.initial_state();
+    assert!(!m.is_terminal(&s0));
+    assert_eq!(m.goal(&s0, 0), Some(100));
+    let go = find(&mut m, &s0, 0, "go");
+    let mut s1 = s0.clone();
+    m.next_state(&s0, &[go], &mut s1);
+    assert_eq!(m.state_facts(&s1), ["( count 1 )", "fixed"]);
+    assert!(m.is_terminal(&s1));
+}
+
+#[test]
+fn a_move_that_is_never_legal_is_dropped() {
+    let g = inline(
+        "(role p) (init (s 0)) (ok)
+         (<= (legal p (go ?x)) (true (s ?x)))
+         (<= (legal p never) (true (s 0)) (not (ok)))
+         (<= (next (s 1)) (does p (go 0)))
+         (<= (next (s 0)) (does p never))
+         (<= terminal (true (s 1)))
+         (<= (goal p 100) (true (s 1)))",
+    );
+    let built = build_net(&g, &Budget::default()).unwrap();
+    let names: Vec<String> =
+        built.net.inputs.iter().map(|&(_, m)| built.grounding_terms.to_string(m, &built.symbols)).collect();
+    let k = names.iter().position(|n| n == "never").expect("never is in the domain");
+    assert_eq!(built.net.input_ref[k], Ref::FALSE);
+    assert_eq!(built.net.legal[k], Ref::FALSE);
+}
+
+#[test]
+fn the_budget_stops_a_build_cleanly() {
+    let g = game("connect4.kif");
+    let past = Budget { deadline: Some(std::time::Instant::now()), ..Budget::default() };
+    assert!(matches!(build(&g, &past), Err(GroundError::Timeout(_))));
+    let tiny = Budget { max_instances: 10, ..Budget::default() };
+    match build(&g, &tiny) {
+        Err(GroundError::TooLarge(msg)) => assert!(msg.contains("rule instances"), "{msg}"),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("built with 10 instances"),
+    }
+}
+
+#[test]
+fn dot_output_names_propositions() {
+    let g = game("tictactoe.kif");
+    let built = build_net(&g, &Budget::default()).unwrap();
+    let mut out = Vec::new();
+    write_dot(&built.net, &built.grounding_terms, &built.symbols, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("digraph propnet {"));
+    assert!(text.contains("label=\"( cell 1 1 b )\", shape=box"));
+    assert!(text.contains("label=\"legal x ( mark 2 2 )\""));
+    assert!(text.trim_end().ends_with('}'));
+}
+
+#[test]
+fn clones_run_independently() {
+    let g = game("connect4.kif");
+    let mut a = propnet(&g);
+    let mut b = a.clone();
+    let s0 = a.initial_state();
+    let mut buf = Vec::new();
+    a.legal_moves(&s0, 0, &mut buf);
+    let mut s1 = s0.clone();
+    let noop = find(&mut a, &s0, 1, "noop");
+    a.next_state(&s0, &[buf[0], noop], &mut s1);
+    // b has not seen s1; asking it about s0 and s1 gives the same answers as a.
+    assert_eq!(observe(&mut b, &s1), observe(&mut a, &s1));
+    assert_eq!(observe(&mut b, &s0), observe(&mut a, &s0));
+}
