@@ -538,3 +538,177 @@ fn prune(net: &mut Net) {
         *r = m(*r);
     }
 }
+
+/// Rewrites that change the network's shape (run before a second [`optimize`], which folds
+/// and merges what they leave behind):
+///
+/// - *Factoring*: an OR whose AND inputs share a literal, `(a ∧ x) ∨ (a ∧ y)`, becomes
+///   `a ∧ (x ∨ y)`, greedily by the most shared literal. GDL's frame axioms (a cell keeps its
+///   content unless some move touches it) otherwise give one AND per cell and move.
+/// - *Move complements*: in a legal joint move each role makes exactly one move, so an OR
+///   over more than half of a role's possible moves equals the negation of an OR over the
+///   others. Nodes that read inputs are evaluated only when `next_state` has set exactly one
+///   input per role, so the rewrite is exact where it is read.
+pub fn restructure(net: &Net) -> Net {
+    let mut nodes = net.nodes.clone();
+    let mut fanout = vec![0u32; nodes.len()];
+    for n in &nodes {
+        for r in &n.inputs {
+            fanout[r.node()] += 1;
+        }
+    }
+    for r in net.outputs() {
+        fanout[r.node()] += 1;
+    }
+    let cyclic: Vec<bool> = {
+        let mut c = vec![false; nodes.len()];
+        for comp in components(&nodes) {
+            if comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]) {
+                for n in comp {
+                    c[n] = true;
+                }
+            }
+        }
+        c
+    };
+    let ors: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].kind == Kind::Or && !cyclic[i]).collect();
+    for o in ors {
+        let inputs = std::mem::take(&mut nodes[o].inputs);
+        nodes[o].inputs = factor_or(&mut nodes, inputs, &fanout, &cyclic);
+    }
+    // Move complements.
+    let mut live: Vec<Vec<Ref>> = vec![Vec::new(); net.roles.len()];
+    let mut role_of_node: FxHashMap<usize, usize> = FxHashMap::default();
+    for (k, &(r, _)) in net.inputs.iter().enumerate() {
+        let i = net.input_ref[k];
+        if !i.is_const() {
+            live[r].push(i);
+            role_of_node.insert(i.node(), r);
+        }
+    }
+    let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
+    for o in 0..nodes.len() {
+        if nodes[o].kind != Kind::Or {
+            continue;
+        }
+        let mut groups: Vec<Vec<Ref>> = vec![Vec::new(); live.len()];
+        for r in &nodes[o].inputs {
+            if !r.neg() {
+                if let Some(&role) = role_of_node.get(&r.node()) {
+                    groups[role].push(*r);
+                }
+            }
+        }
+        for (role, group) in groups.iter_mut().enumerate() {
+            if group.len() < 2 || 2 * group.len() <= live[role].len() {
+                continue;
+            }
+            group.sort_unstable();
+            let mut others: Vec<Ref> = live[role].iter().copied().filter(|r| group.binary_search(r).is_err()).collect();
+            others.sort_unstable();
+            let replacement = match others.len() {
+                0 => Ref::TRUE,
+                1 => others[0].not(),
+                _ => complement
+                    .entry(others)
+                    .or_insert_with_key(|others| {
+                        nodes.push(Node { kind: Kind::Or, inputs: others.clone() });
+                        Ref::new(nodes.len() as u32 - 1, true)
+                    })
+                    .to_owned(),
+            };
+            nodes[o].inputs.retain(|r| group.binary_search(r).is_err());
+            nodes[o].inputs.push(replacement);
+        }
+    }
+    Net { nodes, ..net.clone_outputs() }
+}
+
+/// Factors the inputs of one OR; new nodes are appended to `nodes`.
+fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[bool]) -> Vec<Ref> {
+    // Terms of the disjunction: each a conjunction of literals.
+    let factorable =
+        |r: &Ref, nodes: &[Node]| !r.neg() && r.node() < fanout.len() && nodes[r.node()].kind == Kind::And && fanout[r.node()] == 1 && !cyclic[r.node()];
+    let mut terms: Vec<Vec<Ref>> = Vec::new();
+    let mut keep: Vec<Ref> = Vec::new();
+    for r in inputs {
+        if factorable(&r, nodes) {
+            terms.push(nodes[r.node()].inputs.clone());
+        } else {
+            keep.push(r);
+        }
+    }
+    if terms.len() < 2 {
+        // Nothing to share: leave the ANDs as they were.
+        keep.extend(terms.into_iter().map(|t| new_and(nodes, t)));
+        return keep;
+    }
+    let mut out = keep;
+    let mut rest = terms;
+    while rest.len() >= 2 {
+        let mut freq: FxHashMap<Ref, u32> = FxHashMap::default();
+        for t in &rest {
+            for &l in t {
+                *freq.entry(l).or_default() += 1;
+            }
+        }
+        let Some((&best, &n)) = freq.iter().max_by_key(|&(r, &n)| (n, std::cmp::Reverse(*r))) else { break };
+        if n < 2 {
+            break;
+        }
+        let (with, without): (Vec<Vec<Ref>>, Vec<Vec<Ref>>) = rest.into_iter().partition(|t| t.contains(&best));
+        rest = without;
+        let inner: Vec<Vec<Ref>> = with.into_iter().map(|t| t.into_iter().filter(|&l| l != best).collect()).collect();
+        if inner.iter().any(|t| t.is_empty()) {
+            // best ∧ (true ∨ ...) = best.
+            out.push(best);
+            continue;
+        }
+        let inner_refs: Vec<Ref> = inner.into_iter().map(|t| new_and(nodes, t)).collect();
+        let inner_or = {
+            let refs = factor_or_fresh(nodes, inner_refs);
+            if refs.len() == 1 {
+                refs[0]
+            } else {
+                nodes.push(Node { kind: Kind::Or, inputs: refs });
+                Ref::new(nodes.len() as u32 - 1, false)
+            }
+        };
+        out.push(new_and(nodes, vec![best, inner_or]));
+    }
+    out.extend(rest.into_iter().map(|t| new_and(nodes, t)));
+    out
+}
+
+/// Factors an OR whose AND inputs were just created (so each has a single reader).
+fn factor_or_fresh(nodes: &mut Vec<Node>, inputs: Vec<Ref>) -> Vec<Ref> {
+    let fanout = vec![1u32; nodes.len()];
+    let cyclic = vec![false; nodes.len()];
+    factor_or(nodes, inputs, &fanout, &cyclic)
+}
+
+fn new_and(nodes: &mut Vec<Node>, lits: Vec<Ref>) -> Ref {
+    if lits.len() == 1 {
+        return lits[0];
+    }
+    nodes.push(Node { kind: Kind::And, inputs: lits });
+    Ref::new(nodes.len() as u32 - 1, false)
+}
+
+impl Net {
+    /// Every ref the machine reads: bases, inputs, next, legal, goals, terminal.
+    pub fn outputs(&self) -> impl Iterator<Item = Ref> + '_ {
+        self.next
+            .iter()
+            .chain(&self.legal)
+            .chain(self.goals.iter().flatten().map(|(r, _)| r))
+            .chain(std::iter::once(&self.terminal))
+            .chain(&self.base_ref)
+            .chain(&self.input_ref)
+            .copied()
+    }
+
+    fn clone_outputs(&self) -> Net {
+        Net { nodes: Vec::new(), ..self.clone() }
+    }
+}

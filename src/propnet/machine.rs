@@ -27,7 +27,7 @@ pub struct Compiled {
     roles: Vec<String>,
     offset: Vec<i32>,
     out_start: Vec<u32>,
-    /// Edge targets: `node << 1 | negated`.
+    /// Edge targets: `node << 2 | negated << 1 | target is in a cycle`.
     out: Vec<u32>,
     /// Per node: its cycle, or NONE.
     cycle: Vec<u32>,
@@ -106,14 +106,6 @@ impl Compiled {
                 outs[r.node()].push((i as u32) << 1 | r.neg() as u32);
             }
         }
-        let mut out_start = Vec::with_capacity(n + 1);
-        let mut out = Vec::new();
-        for o in &outs {
-            out_start.push(out.len() as u32);
-            out.extend_from_slice(o);
-        }
-        out_start.push(out.len() as u32);
-        drop(outs);
         let succ: Vec<Vec<usize>> = net.nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
         let mut cycle = vec![NONE; n];
         let mut cycles = Vec::new();
@@ -125,6 +117,16 @@ impl Compiled {
                 cycles.push(comp.iter().map(|&m| m as u32).collect());
             }
         }
+        drop(succ);
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out = Vec::new();
+        for o in &outs {
+            out_start.push(out.len() as u32);
+            // Edge t<<1|neg becomes t<<2|neg<<1|cyclic.
+            out.extend(o.iter().map(|&e| (e << 1) | (cycle[(e >> 1) as usize] != NONE) as u32));
+        }
+        out_start.push(out.len() as u32);
+        drop(outs);
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (id, r) in net.legal.iter().enumerate() {
             if !r.is_const() {
@@ -257,23 +259,20 @@ impl PropnetMachine {
         }
     }
 
-    /// Adjusts `t`'s count by the change of one input, flipping it if it crosses zero.
-    #[inline]
-    fn bump(&mut self, t: usize, up: bool, from_cycle: u32) {
-        let count = &mut self.count[t];
-        *count += if up { 1 } else { -1 };
-        let nv = *count > 0;
+    /// Adjusts the count of `t`, a node in a cycle, by the change of one input, flipping it
+    /// if it crosses zero; a lost support from outside the cycle schedules a reset instead.
+    #[cold]
+    fn bump_cyclic(&mut self, t: usize, up: bool, from_cycle: u32) {
+        self.count[t] += if up { 1 } else { -1 };
         let cyc = self.c.cycle[t];
-        if cyc != NONE && cyc != from_cycle {
-            // Into a cycle from outside: a lost support may leave the cycle unsupported.
-            if !up {
-                if self.val[t] && !self.is_pending[cyc as usize] {
-                    self.is_pending[cyc as usize] = true;
-                    self.pending.push(cyc);
-                }
-                return;
+        if !up && cyc != from_cycle {
+            if self.val[t] && !self.is_pending[cyc as usize] {
+                self.is_pending[cyc as usize] = true;
+                self.pending.push(cyc);
             }
+            return;
         }
+        let nv = self.count[t] > 0;
         if nv != self.val[t] {
             self.val[t] = nv;
             self.stack.push((t as u32) << 1 | nv as u32);
@@ -281,18 +280,39 @@ impl PropnetMachine {
     }
 
     fn propagate(&mut self) {
+        let c = Arc::clone(&self.c);
         loop {
             while let Some(ev) = self.stack.pop() {
                 let n = (ev >> 1) as usize;
                 let v = ev & 1 == 1;
-                if self.c.hook_start[n] != self.c.hook_start[n + 1] {
+                if c.hook_start[n] != c.hook_start[n + 1] {
                     self.on_hooks(n, v);
                 }
-                let from = self.c.cycle[n];
-                let (lo, hi) = (self.c.out_start[n] as usize, self.c.out_start[n + 1] as usize);
-                for k in lo..hi {
-                    let e = self.c.out[k];
-                    self.bump((e >> 1) as usize, v ^ (e & 1 == 1), from);
+                let from = c.cycle[n];
+                let edges = &c.out[c.out_start[n] as usize..c.out_start[n + 1] as usize];
+                for &e in edges {
+                    let t = (e >> 2) as usize;
+                    let up = v ^ (e & 2 != 0);
+                    if e & 1 != 0 {
+                        self.bump_cyclic(t, up, from);
+                        continue;
+                    }
+                    // Outside cycles, a node's value is always `count > 0`: it flips exactly
+                    // when its count crosses zero.
+                    let cnt = &mut self.count[t];
+                    if up {
+                        *cnt += 1;
+                        if *cnt == 1 {
+                            self.val[t] = true;
+                            self.stack.push((t as u32) << 1 | 1);
+                        }
+                    } else {
+                        *cnt -= 1;
+                        if *cnt == 0 {
+                            self.val[t] = false;
+                            self.stack.push((t as u32) << 1);
+                        }
+                    }
                 }
             }
             if self.pending.is_empty() {
@@ -321,11 +341,19 @@ impl PropnetMachine {
             }
             for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
                 let e = c.out[k];
-                let t = (e >> 1) as usize;
+                let t = (e >> 2) as usize;
+                let up = e & 2 != 0;
                 if c.cycle[t] == cyc as u32 {
                     self.count[t] -= 1;
+                } else if e & 1 != 0 {
+                    self.bump_cyclic(t, up, cyc as u32);
                 } else {
-                    self.bump(t, e & 1 == 1, cyc as u32);
+                    self.count[t] += if up { 1 } else { -1 };
+                    let nv = self.count[t] > 0;
+                    if nv != self.val[t] {
+                        self.val[t] = nv;
+                        self.stack.push((t as u32) << 1 | nv as u32);
+                    }
                 }
             }
         }

@@ -48,6 +48,7 @@ pub fn build_net(game: &Game, budget: &Budget) -> Result<Built, GroundError> {
     let raw = build::raw_net(&g, budget)?;
     let t1 = Instant::now();
     let net = build::optimize(&raw, budget)?;
+    let net = build::optimize(&build::restructure(&net), budget)?;
     let t2 = Instant::now();
     let report = BuildReport {
         instances: g.rules.len(),
