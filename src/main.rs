@@ -8,9 +8,9 @@ use factotum::bench::bench_playouts;
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
+use factotum::propnet::{self, Budget};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use factotum::propnet::{self, Budget};
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]

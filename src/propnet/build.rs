@@ -178,7 +178,8 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
         if k % 65536 == 0 {
             budget.check_time("building the network")?;
         }
-        let body: Vec<Ref> = g.body(r).iter().map(|l| if l.neg { lit_ref(l.atom).not() } else { lit_ref(l.atom) }).collect();
+        let body: Vec<Ref> =
+            g.body(r).iter().map(|l| if l.neg { lit_ref(l.atom).not() } else { lit_ref(l.atom) }).collect();
         let input = match body.len() {
             0 => Ref::TRUE,
             1 => body[0],
@@ -261,7 +262,12 @@ fn analyse(nodes: &[Node], base_known: &[V], input_known: &[V]) -> Result<Vec<V>
     analyse_in(nodes, &components(nodes), base_known, input_known)
 }
 
-fn analyse_in(nodes: &[Node], comps: &[Vec<usize>], base_known: &[V], input_known: &[V]) -> Result<Vec<V>, GroundError> {
+fn analyse_in(
+    nodes: &[Node],
+    comps: &[Vec<usize>],
+    base_known: &[V],
+    input_known: &[V],
+) -> Result<Vec<V>, GroundError> {
     let mut val = vec![V::U; nodes.len()];
     let mut in_comp = vec![u32::MAX; nodes.len()];
     for (ci, comp) in comps.iter().enumerate() {
@@ -627,8 +633,13 @@ pub fn restructure(net: &Net) -> Net {
 /// Factors the inputs of one OR; new nodes are appended to `nodes`.
 fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[bool]) -> Vec<Ref> {
     // Terms of the disjunction: each a conjunction of literals.
-    let factorable =
-        |r: &Ref, nodes: &[Node]| !r.neg() && r.node() < fanout.len() && nodes[r.node()].kind == Kind::And && fanout[r.node()] == 1 && !cyclic[r.node()];
+    let factorable = |r: &Ref, nodes: &[Node]| {
+        !r.neg()
+            && r.node() < fanout.len()
+            && nodes[r.node()].kind == Kind::And
+            && fanout[r.node()] == 1
+            && !cyclic[r.node()]
+    };
     let mut terms: Vec<Vec<Ref>> = Vec::new();
     let mut keep: Vec<Ref> = Vec::new();
     for r in inputs {

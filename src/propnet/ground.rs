@@ -133,9 +133,7 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
                 }
                 FlatLit::Neg(_) => {}
                 FlatLit::Distinct(a, b) => body.push(Literal::Distinct(a.clone(), b.clone())),
-                FlatLit::Same(a, b) => {
-                    body.push(Literal::Not(Box::new(Literal::Distinct(a.clone(), b.clone()))))
-                }
+                FlatLit::Same(a, b) => body.push(Literal::Not(Box::new(Literal::Distinct(a.clone(), b.clone())))),
             }
         }
         let name = symbols.intern(&format!("#inst{i}"));
@@ -199,10 +197,8 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     }
     let mut terms = interp.into_terms();
     let role_terms: Vec<TermId> = roles.iter().map(|&r| terms.intern(r, &[])).collect();
-    let inputs: Vec<(usize, TermId)> = does_tuples
-        .iter()
-        .filter_map(|&(r, m)| role_terms.iter().position(|&x| x == r).map(|ri| (ri, m)))
-        .collect();
+    let inputs: Vec<(usize, TermId)> =
+        does_tuples.iter().filter_map(|&(r, m)| role_terms.iter().position(|&x| x == r).map(|ri| (ri, m))).collect();
 
     // Instantiate: head and body atoms of every instance, as terms of the original relations.
     let mut out_rules = Vec::with_capacity(total);

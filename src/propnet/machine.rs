@@ -27,7 +27,7 @@ pub struct Compiled {
     roles: Vec<String>,
     offset: Vec<i32>,
     out_start: Vec<u32>,
-    /// Edge targets: `node << 2 | negated << 1 | target is in a cycle`.
+    /// Edge targets: `node << 3 | target has hooks << 2 | negated << 1 | target is in a cycle`.
     out: Vec<u32>,
     /// Per node: its cycle, or NONE.
     cycle: Vec<u32>,
@@ -118,15 +118,6 @@ impl Compiled {
             }
         }
         drop(succ);
-        let mut out_start = Vec::with_capacity(n + 1);
-        let mut out = Vec::new();
-        for o in &outs {
-            out_start.push(out.len() as u32);
-            // Edge t<<1|neg becomes t<<2|neg<<1|cyclic.
-            out.extend(o.iter().map(|&e| (e << 1) | (cycle[(e >> 1) as usize] != NONE) as u32));
-        }
-        out_start.push(out.len() as u32);
-        drop(outs);
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (id, r) in net.legal.iter().enumerate() {
             if !r.is_const() {
@@ -140,6 +131,19 @@ impl Compiled {
             hooks.extend_from_slice(h);
         }
         hook_start.push(hooks.len() as u32);
+        let mut out_start = Vec::with_capacity(n + 1);
+        let mut out = Vec::new();
+        for o in &outs {
+            out_start.push(out.len() as u32);
+            // Edge t<<1|neg becomes t<<3|hooks<<2|neg<<1|cyclic.
+            out.extend(o.iter().map(|&e| {
+                let t = (e >> 1) as usize;
+                let hooked = hook_start[t] != hook_start[t + 1];
+                (t as u32) << 3 | (hooked as u32) << 2 | (e & 1) << 1 | (cycle[t] != NONE) as u32
+            }));
+        }
+        out_start.push(out.len() as u32);
+        drop(outs);
         let words = net.bases.len().div_ceil(64).max(1);
         let mut init = vec![0u64; words];
         for (b, &v) in net.init.iter().enumerate() {
@@ -192,7 +196,8 @@ impl PropnetMachine {
         for i in 0..n {
             if m.count[i] > 0 {
                 m.val[i] = true;
-                m.stack.push((i as u32) << 1 | 1);
+                let ev = m.event(i, true);
+                m.stack.push(ev);
             }
         }
         m.propagate();
@@ -207,6 +212,13 @@ impl PropnetMachine {
     /// The network this machine runs.
     pub fn compiled(&self) -> &Compiled {
         &self.c
+    }
+
+    /// A stack event: `node << 2 | node has hooks << 1 | new value`.
+    #[inline]
+    fn event(&self, t: usize, v: bool) -> u32 {
+        let hooked = self.c.hook_start[t] != self.c.hook_start[t + 1];
+        (t as u32) << 2 | (hooked as u32) << 1 | v as u32
     }
 
     #[inline]
@@ -255,7 +267,9 @@ impl PropnetMachine {
     fn set_source(&mut self, node: usize, v: bool) {
         if self.val[node] != v {
             self.val[node] = v;
-            self.stack.push((node as u32) << 1 | v as u32);
+            self.count[node] = v as i32;
+            let ev = self.event(node, v);
+            self.stack.push(ev);
         }
     }
 
@@ -275,7 +289,8 @@ impl PropnetMachine {
         let nv = self.count[t] > 0;
         if nv != self.val[t] {
             self.val[t] = nv;
-            self.stack.push((t as u32) << 1 | nv as u32);
+            let ev = self.event(t, nv);
+            self.stack.push(ev);
         }
     }
 
@@ -283,34 +298,37 @@ impl PropnetMachine {
         let c = Arc::clone(&self.c);
         loop {
             while let Some(ev) = self.stack.pop() {
-                let n = (ev >> 1) as usize;
+                let n = (ev >> 2) as usize;
                 let v = ev & 1 == 1;
-                if c.hook_start[n] != c.hook_start[n + 1] {
+                if ev & 2 != 0 {
                     self.on_hooks(n, v);
                 }
-                let from = c.cycle[n];
-                let edges = &c.out[c.out_start[n] as usize..c.out_start[n + 1] as usize];
-                for &e in edges {
-                    let t = (e >> 2) as usize;
+                let (lo, hi) = (c.out_start[n] as usize, c.out_start[n + 1] as usize);
+                for k in lo..hi {
+                    // SAFETY: `Compiled::new` makes `out_start` nondecreasing and bounded by
+                    // `out.len()`, and every edge's target a node below `count.len()`, which
+                    // is also `val.len()`.
+                    let e = unsafe { *c.out.get_unchecked(k) };
+                    let t = (e >> 3) as usize;
                     let up = v ^ (e & 2 != 0);
                     if e & 1 != 0 {
-                        self.bump_cyclic(t, up, from);
+                        self.bump_cyclic(t, up, c.cycle[n]);
                         continue;
                     }
                     // Outside cycles, a node's value is always `count > 0`: it flips exactly
                     // when its count crosses zero.
-                    let cnt = &mut self.count[t];
+                    let cnt = unsafe { self.count.get_unchecked_mut(t) };
                     if up {
                         *cnt += 1;
                         if *cnt == 1 {
-                            self.val[t] = true;
-                            self.stack.push((t as u32) << 1 | 1);
+                            unsafe { *self.val.get_unchecked_mut(t) = true };
+                            self.stack.push((e >> 1) & !1 | 1);
                         }
                     } else {
                         *cnt -= 1;
                         if *cnt == 0 {
-                            self.val[t] = false;
-                            self.stack.push((t as u32) << 1);
+                            unsafe { *self.val.get_unchecked_mut(t) = false };
+                            self.stack.push((e >> 1) & !1);
                         }
                     }
                 }
@@ -341,7 +359,7 @@ impl PropnetMachine {
             }
             for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
                 let e = c.out[k];
-                let t = (e >> 2) as usize;
+                let t = (e >> 3) as usize;
                 let up = e & 2 != 0;
                 if c.cycle[t] == cyc as u32 {
                     self.count[t] -= 1;
@@ -352,7 +370,8 @@ impl PropnetMachine {
                     let nv = self.count[t] > 0;
                     if nv != self.val[t] {
                         self.val[t] = nv;
-                        self.stack.push((t as u32) << 1 | nv as u32);
+                        let ev = self.event(t, nv);
+                        self.stack.push(ev);
                     }
                 }
             }
@@ -361,7 +380,8 @@ impl PropnetMachine {
             let m = m as usize;
             if self.count[m] > 0 && !self.val[m] {
                 self.val[m] = true;
-                self.stack.push((m as u32) << 1 | 1);
+                let ev = self.event(m, true);
+                self.stack.push(ev);
             }
         }
     }
