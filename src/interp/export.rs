@@ -13,7 +13,14 @@ impl Interpreter {
         let plan = Arc::clone(&self.plan);
         for c in 0..plan.comps.len() {
             if plan.comps[c].phase == Phase::Static && !self.computed[c] {
+                let t = std::time::Instant::now();
+                tracing::trace!(rels = ?plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect::<Vec<_>>(), "evaluating");
                 self.eval_component(c);
+                let ms = t.elapsed().as_secs_f64() * 1000.0;
+                if ms > 100.0 {
+                    let names: Vec<&str> = plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect();
+                    tracing::debug!(relations = ?names, ms, "slow static component");
+                }
                 self.computed[c] = true;
                 if self.overflowed() {
                     return false;
