@@ -18,7 +18,8 @@ impl Interpreter {
                 self.eval_component(c);
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
                 if ms > 100.0 {
-                    let names: Vec<&str> = plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect();
+                    let names: Vec<&str> =
+                        plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect();
                     tracing::debug!(relations = ?names, ms, "slow static component");
                 }
                 self.computed[c] = true;

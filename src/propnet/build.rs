@@ -287,31 +287,7 @@ fn analyse_in(
         }
         // Least fixpoints: which members can be true, and which must be.
         let fix = |ext: &dyn Fn(V) -> bool, val: &[V]| -> Vec<bool> {
-            let mut on = vec![false; comp.len()];
-            let pos: FxHashMap<usize, usize> = comp.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-            loop {
-                let mut changed = false;
-                for (i, &n) in comp.iter().enumerate() {
-                    if on[i] {
-                        continue;
-                    }
-                    let lit = |r: &Ref| match pos.get(&r.node()) {
-                        Some(&j) => on[j],
-                        None => ext(flip(val[r.node()], r.neg())),
-                    };
-                    let v = match nodes[n].kind {
-                        Kind::And => nodes[n].inputs.iter().all(lit),
-                        _ => nodes[n].inputs.iter().any(lit),
-                    };
-                    if v {
-                        on[i] = true;
-                        changed = true;
-                    }
-                }
-                if !changed {
-                    return on;
-                }
-            }
+            least_fixpoint(nodes, comp, &in_comp, ci as u32, &|r: Ref| ext(flip(val[r.node()], r.neg())))
         };
         let can = fix(&|v| v != V::F, &val);
         let must = fix(&|v| v == V::T, &val);
@@ -326,6 +302,42 @@ fn analyse_in(
         }
     }
     Ok(val)
+}
+
+/// The least fixpoint of a cycle of positive AND/OR nodes: which members turn on, given
+/// which inputs from outside the cycle are on. A worklist over the cycle's internal edges,
+/// linear in its size.
+fn least_fixpoint(nodes: &[Node], comp: &[usize], in_comp: &[u32], ci: u32, ext: &dyn Fn(Ref) -> bool) -> Vec<bool> {
+    let index: FxHashMap<usize, usize> = comp.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let mut need = vec![0u32; comp.len()];
+    let mut got = vec![0u32; comp.len()];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); comp.len()];
+    for (i, &n) in comp.iter().enumerate() {
+        let node = &nodes[n];
+        need[i] = if node.kind == Kind::And { node.inputs.len() as u32 } else { 1 };
+        for &r in &node.inputs {
+            if in_comp[r.node()] == ci {
+                readers[index[&r.node()]].push(i);
+            } else if ext(r) {
+                got[i] += 1;
+            }
+        }
+    }
+    let mut on = vec![false; comp.len()];
+    let mut work: Vec<usize> = (0..comp.len()).filter(|&i| got[i] >= need[i]).collect();
+    for &i in &work {
+        on[i] = true;
+    }
+    while let Some(j) = work.pop() {
+        for &i in &readers[j] {
+            got[i] += 1;
+            if !on[i] && got[i] >= need[i] {
+                on[i] = true;
+                work.push(i);
+            }
+        }
+    }
+    on
 }
 
 fn eval(n: &Node, val: &[V], base_known: &[V], input_known: &[V]) -> V {
@@ -353,48 +365,141 @@ fn eval(n: &Node, val: &[V], base_known: &[V], input_known: &[V]) -> V {
     }
 }
 
+/// Which nodes are constant in every reachable state, as a greatest fixpoint: suppose every
+/// base keeps its initial value, and drop from the supposition each base whose next value is
+/// not that constant under it, until the supposition is inductive. An input is false when its
+/// `legal` is (a virtual edge from legal to input, acyclic since `legal` cannot read `does`).
+/// Values only lose information as bases are dropped, so the analysis is incremental: each
+/// node's value changes at most once, and only the readers of a changed node are revisited.
+/// Returns the values, the components (dependencies first) and the number of rounds.
+fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usize), GroundError> {
+    let nodes = &net.nodes;
+    let n = nodes.len();
+    let dep = |i: usize| -> Vec<usize> {
+        match nodes[i].kind {
+            Kind::Input(k) => vec![net.legal[k as usize].node()],
+            _ => nodes[i].inputs.iter().map(|r| r.node()).collect(),
+        }
+    };
+    let succ: Vec<Vec<usize>> = (0..n).map(dep).collect();
+    let comps = sccs(n, &succ);
+    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, ds) in succ.iter().enumerate() {
+        for &d in ds {
+            readers[d].push(i as u32);
+        }
+    }
+    drop(succ);
+    let mut comp_of = vec![u32::MAX; n];
+    let mut cyclic = vec![false; comps.len()];
+    for (ci, comp) in comps.iter().enumerate() {
+        cyclic[ci] = comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
+        for &m in comp {
+            comp_of[m] = ci as u32;
+        }
+        if cyclic[ci] {
+            for &m in comp {
+                if nodes[m].inputs.iter().any(|r| r.neg() && comp_of[r.node()] == ci as u32) {
+                    return Err(GroundError::Invalid("negation inside a recursive cycle (not stratified)".into()));
+                }
+            }
+        }
+    }
+    let mut base_known: Vec<V> = net.init.iter().map(|&b| if b { V::T } else { V::F }).collect();
+    let mut val = vec![V::U; n];
+    let eval_node = |i: usize, val: &[V], base_known: &[V]| -> V {
+        match nodes[i].kind {
+            Kind::Input(k) => {
+                let l = net.legal[k as usize];
+                if flip(val[l.node()], l.neg()) == V::F {
+                    V::F
+                } else {
+                    V::U
+                }
+            }
+            _ => eval(&nodes[i], val, base_known, &[]),
+        }
+    };
+    let eval_cycle = |ci: usize, val: &[V]| -> Vec<V> {
+        let comp = &comps[ci];
+        let can = least_fixpoint(nodes, comp, &comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) != V::F);
+        let must = least_fixpoint(nodes, comp, &comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) == V::T);
+        (0..comp.len())
+            .map(|i| {
+                if must[i] {
+                    V::T
+                } else if !can[i] {
+                    V::F
+                } else {
+                    V::U
+                }
+            })
+            .collect()
+    };
+    for (ci, comp) in comps.iter().enumerate() {
+        if cyclic[ci] {
+            for (m, v) in comp.iter().zip(eval_cycle(ci, &val)) {
+                val[*m] = v;
+            }
+        } else {
+            val[comp[0]] = eval_node(comp[0], &val, &base_known);
+        }
+    }
+    let mut rounds = 1;
+    let mut work: Vec<usize> = Vec::new();
+    loop {
+        budget.check_time("optimizing the network")?;
+        for b in 0..net.bases.len() {
+            let r = net.next[b];
+            if base_known[b] != V::U && flip(val[r.node()], r.neg()) != base_known[b] {
+                base_known[b] = V::U;
+                let node = net.base_ref[b].node();
+                if val[node] != V::U {
+                    val[node] = V::U;
+                    work.push(node);
+                }
+            }
+        }
+        if work.is_empty() {
+            break;
+        }
+        rounds += 1;
+        while let Some(x) = work.pop() {
+            for &rd in &readers[x] {
+                let rd = rd as usize;
+                let ci = comp_of[rd] as usize;
+                if cyclic[ci] {
+                    for (m, v) in comps[ci].iter().zip(eval_cycle(ci, &val)) {
+                        if val[*m] != v {
+                            val[*m] = v;
+                            work.push(*m);
+                        }
+                    }
+                } else {
+                    let v = eval_node(rd, &val, &base_known);
+                    if v != val[rd] {
+                        val[rd] = v;
+                        work.push(rd);
+                    }
+                }
+            }
+        }
+    }
+    Ok((val, comps, rounds))
+}
+
 /// Optimizes a network: constants, never-legal inputs and constant bases folded, identical
 /// gates merged, single-input gates collapsed, nodes no output reaches dropped.
 pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
-    let comps = components(&net.nodes);
-    // Constant bases: a greatest fixpoint. Suppose every base keeps its initial value; drop
-    // each base whose next value is not that constant under the supposition (with inputs
-    // that are never legal under it known false), until the supposition is inductive.
-    let mut base_known: Vec<V> = net.init.iter().map(|&b| if b { V::T } else { V::F }).collect();
-    let vals = loop {
-        let mut input_known = vec![V::U; net.inputs.len()];
-        let vals = loop {
-            budget.check_time("optimizing the network")?;
-            let vals = analyse_in(&net.nodes, &comps, &base_known, &input_known)?;
-            let mut changed = false;
-            for (i, &l) in net.legal.iter().enumerate() {
-                if flip(vals[l.node()], l.neg()) == V::F && input_known[i] != V::F {
-                    input_known[i] = V::F;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break vals;
-            }
-        };
-        let mut dropped = false;
-        for b in 0..net.bases.len() {
-            let r = net.next[b];
-            if base_known[b] != V::U && flip(vals[r.node()], r.neg()) != base_known[b] {
-                base_known[b] = V::U;
-                dropped = true;
-            }
-        }
-        if !dropped {
-            break vals;
-        }
-    };
+    let (vals, comps, rounds) = constants(net, budget)?;
+    tracing::debug!(rounds, nodes = net.nodes.len(), "constant analysis");
 
     // Rebuild, dependencies first, with constants folded and gates hash-consed.
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
     let mut map: Vec<Ref> = vec![Ref::FALSE; net.nodes.len()];
     let mut consed: FxHashMap<(bool, Vec<Ref>), Ref> = FxHashMap::default();
     let known = |n: usize| match vals[n] {
+        // Inputs are never constant true; an input known false is one never legal.
         V::T => Some(Ref::TRUE),
         V::F => Some(Ref::FALSE),
         V::U => None,
@@ -630,35 +735,34 @@ pub fn restructure(net: &Net) -> Net {
     Net { nodes, ..net.clone_outputs() }
 }
 
-/// Factors the inputs of one OR; new nodes are appended to `nodes`.
+/// Factors the inputs of one OR; new nodes are appended to `nodes`. An AND input may be
+/// taken apart if this OR is its only reader (one reader, outside any cycle).
 fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[bool]) -> Vec<Ref> {
-    // Terms of the disjunction: each a conjunction of literals.
     let factorable = |r: &Ref, nodes: &[Node]| {
-        !r.neg()
-            && r.node() < fanout.len()
-            && nodes[r.node()].kind == Kind::And
-            && fanout[r.node()] == 1
-            && !cyclic[r.node()]
+        let n = r.node();
+        !r.neg() && nodes[n].kind == Kind::And && fanout[n] == 1 && !cyclic[n]
     };
-    let mut terms: Vec<Vec<Ref>> = Vec::new();
-    let mut keep: Vec<Ref> = Vec::new();
+    // Terms of the disjunction: each a conjunction of literals, with the node it came from.
+    let mut terms: Vec<(Vec<Ref>, Option<Ref>)> = Vec::new();
+    let mut out: Vec<Ref> = Vec::new();
     for r in inputs {
         if factorable(&r, nodes) {
-            terms.push(nodes[r.node()].inputs.clone());
+            terms.push((nodes[r.node()].inputs.clone(), Some(r)));
         } else {
-            keep.push(r);
+            out.push(r);
         }
     }
-    if terms.len() < 2 {
-        // Nothing to share: leave the ANDs as they were.
-        keep.extend(terms.into_iter().map(|t| new_and(nodes, t)));
-        return keep;
-    }
-    let mut out = keep;
-    let mut rest = terms;
-    while rest.len() >= 2 {
+    out.extend(factor_terms(nodes, terms));
+    out
+}
+
+/// Factors a disjunction of conjunctions greedily by the most shared literal; returns the
+/// disjuncts. Unchanged terms keep their original node; only factored ones make new nodes.
+fn factor_terms(nodes: &mut Vec<Node>, mut terms: Vec<(Vec<Ref>, Option<Ref>)>) -> Vec<Ref> {
+    let mut out = Vec::new();
+    while terms.len() >= 2 {
         let mut freq: FxHashMap<Ref, u32> = FxHashMap::default();
-        for t in &rest {
+        for (t, _) in &terms {
             for &l in t {
                 *freq.entry(l).or_default() += 1;
             }
@@ -667,35 +771,31 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
         if n < 2 {
             break;
         }
-        let (with, without): (Vec<Vec<Ref>>, Vec<Vec<Ref>>) = rest.into_iter().partition(|t| t.contains(&best));
-        rest = without;
-        let inner: Vec<Vec<Ref>> = with.into_iter().map(|t| t.into_iter().filter(|&l| l != best).collect()).collect();
-        if inner.iter().any(|t| t.is_empty()) {
+        let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|(t, _)| t.contains(&best));
+        terms = without;
+        let inner: Vec<(Vec<Ref>, Option<Ref>)> =
+            with.into_iter().map(|(t, _)| (t.into_iter().filter(|&l| l != best).collect::<Vec<_>>(), None)).collect();
+        if inner.iter().any(|(t, _)| t.is_empty()) {
             // best ∧ (true ∨ ...) = best.
             out.push(best);
             continue;
         }
-        let inner_refs: Vec<Ref> = inner.into_iter().map(|t| new_and(nodes, t)).collect();
-        let inner_or = {
-            let refs = factor_or_fresh(nodes, inner_refs);
-            if refs.len() == 1 {
-                refs[0]
-            } else {
-                nodes.push(Node { kind: Kind::Or, inputs: refs });
-                Ref::new(nodes.len() as u32 - 1, false)
-            }
+        let refs = factor_terms(nodes, inner);
+        let inner_or = if refs.len() == 1 {
+            refs[0]
+        } else {
+            nodes.push(Node { kind: Kind::Or, inputs: refs });
+            Ref::new(nodes.len() as u32 - 1, false)
         };
         out.push(new_and(nodes, vec![best, inner_or]));
     }
-    out.extend(rest.into_iter().map(|t| new_and(nodes, t)));
+    for (t, orig) in terms {
+        out.push(match orig {
+            Some(r) => r,
+            None => new_and(nodes, t),
+        });
+    }
     out
-}
-
-/// Factors an OR whose AND inputs were just created (so each has a single reader).
-fn factor_or_fresh(nodes: &mut Vec<Node>, inputs: Vec<Ref>) -> Vec<Ref> {
-    let fanout = vec![1u32; nodes.len()];
-    let cyclic = vec![false; nodes.len()];
-    factor_or(nodes, inputs, &fanout, &cyclic)
 }
 
 fn new_and(nodes: &mut Vec<Node>, lits: Vec<Ref>) -> Ref {
