@@ -223,9 +223,18 @@ fn conform_any<B: EngineBuilder>(
 }
 
 fn propnet_cmd(path: &Path, dot: Option<&Path>, budget_s: f64, json: bool) -> Result<ExitCode> {
-    let game = match load(path) {
+    let game = match Game::load(path) {
         Ok(g) => g,
-        Err(code) => return Ok(code),
+        Err(e) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"game": path.display().to_string(), "ok": false, "error": e.to_string()})
+                );
+            }
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
     };
     let budget = Budget { deadline: Some(Instant::now() + Duration::from_secs_f64(budget_s)), ..Budget::default() };
     let built = match propnet::build_net(&game, &budget) {

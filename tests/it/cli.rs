@@ -317,3 +317,93 @@ fn conform_fails_on_a_wrong_goal_or_state() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("state facts differ"), "{}", stdout(&o));
 }
+
+// ---------------------------------------------------------------------------------------
+// propnet
+// ---------------------------------------------------------------------------------------
+
+/// The numbers of one row (`raw` or `optimized`) of `factotum propnet`'s table.
+fn propnet_row(out: &str, label: &str) -> Vec<u64> {
+    let row = out
+        .lines()
+        .find(|l| l.starts_with(&format!("| {label} |")))
+        .unwrap_or_else(|| panic!("no {label} row:\n{out}"));
+    row.trim_matches('|').split('|').skip(1).map(|c| c.trim().parse().expect("a count")).collect()
+}
+
+#[test]
+fn propnet_reports_counts_before_and_after_optimization() {
+    let dir = temp_dir("propnet-dot");
+    let _cleanup = Cleanup(dir.clone());
+    let dot = dir.join("ttt.dot");
+    let o = factotum(&["propnet", "gdl/tictactoe.kif", "--dot", dot.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let (raw, opt) = (propnet_row(&out, "raw"), propnet_row(&out, "optimized"));
+    // components, bases, inputs, and, or, not, transitions, edges
+    assert_eq!(opt[1], 29, "{out}");
+    assert_eq!(opt[2], 20, "{out}");
+    assert!(opt[0] < raw[0] && opt[7] < raw[7], "optimization shrinks the network:\n{out}");
+    assert!(out.contains("build: "), "{out}");
+    let text = std::fs::read_to_string(&dot).unwrap();
+    assert!(text.starts_with("digraph propnet {") && text.contains("terminal"), "{text}");
+}
+
+#[test]
+fn propnet_json_and_budget() {
+    let o = factotum(&["propnet", "gdl/connect4.kif", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["ok"], true);
+    assert!(v["report"]["optimized"]["components"].as_u64().unwrap() > 0);
+    assert!(v["peak_mib"].as_f64().unwrap() > 0.0);
+    // No time at all: a clean refusal with exit code 3, never a panic.
+    let o = factotum(&["propnet", "gdl/connect4.kif", "--json", "--budget-s", "0"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["ok"], false);
+    assert!(v["error"].as_str().unwrap().contains("time budget"), "{v}");
+}
+
+#[test]
+fn propnet_all_builds_a_folder_in_child_processes() {
+    let dir = temp_dir("propnet-all");
+    let _cleanup = Cleanup(dir.clone());
+    for g in ["tictactoe.kif", "connect4.kif"] {
+        std::fs::copy(root().join("gdl").join(g), dir.join(g)).unwrap();
+    }
+    std::fs::write(dir.join("broken.kif"), "(role x) (<= (legal x a)").unwrap();
+    let o = factotum(&["propnet", dir.to_str().unwrap(), "--all", "--budget-s", "20"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("| tictactoe | yes | 155 |")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("| connect4 | yes |")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("| broken | no |")), "{out}");
+    assert!(out.contains("2/3 games built"), "{out}");
+}
+
+#[test]
+fn bench_and_conform_run_on_the_propnet() {
+    let o = factotum(&["bench", "gdl/connect4.kif", "--engine", "propnet", "--seconds", "0.2", "--runs", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("| connect4 | propnet |")).unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert!(cells[4].parse::<f64>().unwrap() > 0.0, "{row}");
+
+    let dir = temp_dir("conform-propnet");
+    let _cleanup = Cleanup(dir.clone());
+    let (trace, games) = write_trace(&dir, &tictactoe_trace());
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap(), "--engine", "propnet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(result_row(&stdout(&o)).contains("pass"));
+    let mut lines = tictactoe_trace();
+    lines[1]["goals"]["x"] = json!(100);
+    let (trace, games) = write_trace(&dir, &lines);
+    let o = factotum(&["conform", trace.to_str().unwrap(), "--games", games.to_str().unwrap(), "--engine", "propnet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("goal of x expected Some(100), got Some(50)"), "{}", stdout(&o));
+}
