@@ -21,6 +21,9 @@ use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
 
+/// Roles with at most this many possible moves find their legal moves by scanning.
+const SCAN_MAX: usize = 48;
+
 /// The immutable part of a propnet machine, shared by its clones.
 #[derive(Debug)]
 pub struct Compiled {
@@ -36,7 +39,12 @@ pub struct Compiled {
     hook_start: Vec<u32>,
     hooks: Vec<u32>,
     base_ref: Vec<Ref>,
-    next: Vec<Ref>,
+    /// The bits of bases whose next value is constantly true, and (base, ref) of the others
+    /// whose next value is not constantly false.
+    next_const: Vec<u64>,
+    next_live: Vec<(u32, Ref)>,
+    role_legal: Vec<Vec<(u32, Ref)>>,
+    scanned: Vec<bool>,
     init: Vec<u64>,
     input_ref: Vec<Ref>,
     legal: Vec<Ref>,
@@ -118,9 +126,18 @@ impl Compiled {
             }
         }
         drop(succ);
+        // Roles with few possible moves scan their legal refs when asked; the others keep their
+        // legal set up to date through hooks on the nodes that compute legality.
+        let mut role_legal: Vec<Vec<(u32, Ref)>> = vec![Vec::new(); net.roles.len()];
+        for (id, (&(role, _), &r)) in net.inputs.iter().zip(&net.legal).enumerate() {
+            if r != Ref::FALSE {
+                role_legal[role].push((id as u32, r));
+            }
+        }
+        let scanned: Vec<bool> = role_legal.iter().map(|l| l.len() <= SCAN_MAX).collect();
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (id, r) in net.legal.iter().enumerate() {
-            if !r.is_const() {
+            if !r.is_const() && !scanned[net.inputs[id].0] {
                 hook_lists[r.node()].push((id as u32) << 1 | r.neg() as u32);
             }
         }
@@ -151,7 +168,20 @@ impl Compiled {
                 init[b / 64] |= 1 << (b % 64);
             }
         }
+        let mut next_const = vec![0u64; words];
+        let mut next_live = Vec::new();
+        for (b, &r) in net.next.iter().enumerate() {
+            if r == Ref::TRUE {
+                next_const[b / 64] |= 1 << (b % 64);
+            } else if r != Ref::FALSE {
+                next_live.push((b as u32, r));
+            }
+        }
         Compiled {
+            next_const,
+            next_live,
+            role_legal,
+            scanned,
             roles: net.roles.clone(),
             offset,
             out_start,
@@ -161,7 +191,6 @@ impl Compiled {
             hook_start,
             hooks,
             base_ref: net.base_ref.clone(),
-            next: net.next.clone(),
             init,
             input_ref: net.input_ref.clone(),
             legal: net.legal.clone(),
@@ -202,7 +231,7 @@ impl PropnetMachine {
         }
         m.propagate();
         for id in 0..m.c.legal.len() {
-            if m.value(m.c.legal[id]) && m.legal_pos[id] == NONE {
+            if !m.c.scanned[m.c.moves[id].0] && m.value(m.c.legal[id]) && m.legal_pos[id] == NONE {
                 m.add_legal(id as u32);
             }
         }
@@ -427,8 +456,16 @@ impl StateMachine for PropnetMachine {
     fn legal_moves(&mut self, state: &PnState, role: usize, out: &mut Vec<u32>) {
         self.set_state(state);
         out.clear();
-        out.extend_from_slice(&self.legal_set[role]);
-        out.sort_unstable();
+        if self.c.scanned[role] {
+            for &(id, r) in &self.c.role_legal[role] {
+                if self.val[r.node()] ^ r.neg() {
+                    out.push(id);
+                }
+            }
+        } else {
+            out.extend_from_slice(&self.legal_set[role]);
+            out.sort_unstable();
+        }
     }
 
     fn next_state(&mut self, state: &PnState, joint: &[u32], out: &mut PnState) {
@@ -450,11 +487,10 @@ impl StateMachine for PropnetMachine {
         }
         self.propagate();
         out.bits.clear();
-        out.bits.resize(c.words, 0);
-        for (b, &r) in c.next.iter().enumerate() {
-            if self.value(r) {
-                out.bits[b / 64] |= 1 << (b % 64);
-            }
+        out.bits.extend_from_slice(&c.next_const);
+        for &(b, r) in &c.next_live {
+            let on = self.val[r.node()] ^ r.neg();
+            out.bits[b as usize / 64] |= (on as u64) << (b % 64);
         }
     }
 
