@@ -1,16 +1,19 @@
-//! The propnet state machine: change-driven propagation over compact arrays.
+//! The propnet state machine: change-driven, levelized propagation over compact arrays.
 //!
 //! Every node is a threshold gate: it holds a count, `offset + Σ ±value(input)` (a negated
 //! input counts `-1` and adds one to the offset), and is true when the count is positive.
 //! An AND of `n` inputs has offset `1 - n`, an OR offset 0; bases and inputs are set from
-//! outside. When a node flips, its outgoing edges adjust their targets' counts, and targets
-//! that cross zero flip in turn (an explicit stack, no recursion, no allocation).
+//! outside. When a node flips, its outgoing edges adjust their targets' counts and put the
+//! targets in the bucket of their *level* (one more than the deepest input). Buckets are
+//! emptied in level order, so a node is looked at once per wave, after all its inputs have
+//! settled: transient flips (a gate that would go false and back while a joint move is half
+//! set) never happen. No recursion, and no allocation once the buckets have grown.
 //!
 //! Recursive GDL relations make cycles of positive edges, where counting alone would keep an
-//! unsupported cycle true. A cycle that loses support from outside is *reset*: once the
-//! stack is empty, its true members are all set false and those still supported from outside
-//! are re-derived, which gives the least fixpoint GDL asks for. Resets run in dependency
-//! order, so a cycle is reset at most once per wave.
+//! unsupported cycle true. Each cycle (a strongly connected component) is one unit at its
+//! level: when anything feeding it changes, its members are all set false and those still
+//! supported from outside are re-derived, which gives the least fixpoint GDL asks for; only
+//! the members whose value changed are passed on.
 
 use super::build::{Kind, Net, Ref};
 use crate::gdl::SymbolTable;
@@ -34,6 +37,9 @@ pub struct Compiled {
     out: Vec<u32>,
     /// Per node: its cycle, or NONE.
     cycle: Vec<u32>,
+    /// Per node: its level (0 for bases, inputs and the constant).
+    level: Vec<u32>,
+    levels: usize,
     cycles: Vec<Vec<u32>>,
     /// Per node: the legal ids whose value it gives, as `id << 1 | negated`.
     hook_start: Vec<u32>,
@@ -76,11 +82,18 @@ impl PnState {
 #[derive(Clone, Debug)]
 pub struct PropnetMachine {
     c: Arc<Compiled>,
-    count: Vec<i32>,
+    /// Per node: its count and `level | DIRTY` (queued in its level's bucket this wave).
+    slot: Vec<Slot>,
     val: Vec<bool>,
-    stack: Vec<u32>,
-    pending: Vec<u32>,
-    is_pending: Vec<bool>,
+    /// Per level: the nodes queued (`node << 1 | has hooks`) and the cycles queued.
+    buckets: Vec<Vec<u32>>,
+    cycle_buckets: Vec<Vec<u32>>,
+    cycle_queued: Vec<bool>,
+    lo: usize,
+    hi: usize,
+    /// Scratch for cycle recomputation: members' values before.
+    old: Vec<bool>,
+    work: Vec<u32>,
     cur: Vec<u64>,
     joint: Vec<u32>,
     /// Per role, the legal ids currently true (unordered), and each id's slot in it.
@@ -125,6 +138,21 @@ impl Compiled {
                 cycles.push(comp.iter().map(|&m| m as u32).collect());
             }
         }
+        // Levels: one more than the deepest input, a cycle's members sharing one level.
+        let mut level = vec![0u32; n];
+        for comp in sccs(n, &succ) {
+            let l = comp
+                .iter()
+                .flat_map(|&m| succ[m].iter())
+                .filter(|&&d| cycle[d] == NONE || cycle[d] != cycle[comp[0]])
+                .map(|&d| level[d] + 1)
+                .max()
+                .unwrap_or(0);
+            for &m in &comp {
+                level[m] = l;
+            }
+        }
+        let levels = level.iter().max().map_or(1, |&l| l as usize + 1);
         drop(succ);
         // Roles with few possible moves scan their legal refs when asked; the others keep their
         // legal set up to date through hooks on the nodes that compute legality.
@@ -187,6 +215,8 @@ impl Compiled {
             out_start,
             out,
             cycle,
+            level,
+            levels,
             cycles,
             hook_start,
             hooks,
@@ -205,28 +235,42 @@ impl Compiled {
     }
 }
 
+#[derive(Copy, Clone, Debug)]
+struct Slot {
+    count: i32,
+    level: u32,
+}
+
+const DIRTY: u32 = 1 << 31;
+
 impl PropnetMachine {
     pub fn new(c: Compiled) -> PropnetMachine {
         let c = Arc::new(c);
         let n = c.offset.len();
+        let slot = c.offset.iter().zip(&c.level).map(|(&count, &level)| Slot { count, level }).collect();
         let mut m = PropnetMachine {
-            count: c.offset.clone(),
+            slot,
             val: vec![false; n],
-            stack: Vec::new(),
-            pending: Vec::new(),
-            is_pending: vec![false; c.cycles.len()],
+            buckets: vec![Vec::new(); c.levels],
+            cycle_buckets: vec![Vec::new(); c.levels],
+            cycle_queued: vec![false; c.cycles.len()],
+            lo: usize::MAX,
+            hi: 0,
+            old: Vec::new(),
+            work: Vec::new(),
             cur: vec![0; c.words],
             joint: Vec::new(),
             legal_set: vec![Vec::new(); c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
             c,
         };
-        // All bases and inputs false: gates with a positive offset start true.
+        // All bases and inputs false, every value false: queue every gate and cycle once.
         for i in 0..n {
-            if m.count[i] > 0 {
-                m.val[i] = true;
-                let ev = m.event(i, true);
-                m.stack.push(ev);
+            if m.c.cycle[i] == NONE {
+                let hooked = m.c.hook_start[i] != m.c.hook_start[i + 1];
+                m.queue(i, hooked);
+            } else {
+                m.queue_cycle(i);
             }
         }
         m.propagate();
@@ -241,13 +285,6 @@ impl PropnetMachine {
     /// The network this machine runs.
     pub fn compiled(&self) -> &Compiled {
         &self.c
-    }
-
-    /// A stack event: `node << 2 | node has hooks << 1 | new value`.
-    #[inline]
-    fn event(&self, t: usize, v: bool) -> u32 {
-        let hooked = self.c.hook_start[t] != self.c.hook_start[t + 1];
-        (t as u32) << 2 | (hooked as u32) << 1 | v as u32
     }
 
     #[inline]
@@ -291,126 +328,155 @@ impl PropnetMachine {
         }
     }
 
-    /// Sets a base or input node.
+    /// Queues node `t` for a look in its level's bucket.
+    #[inline]
+    fn queue(&mut self, t: usize, hooked: bool) {
+        let lv = self.slot[t].level;
+        if lv & DIRTY == 0 {
+            self.slot[t].level = lv | DIRTY;
+            let l = lv as usize;
+            self.buckets[l].push((t as u32) << 1 | hooked as u32);
+            self.lo = self.lo.min(l);
+            self.hi = self.hi.max(l);
+        }
+    }
+
+    /// Queues the cycle of node `t`.
+    #[cold]
+    fn queue_cycle(&mut self, t: usize) {
+        let cyc = self.c.cycle[t] as usize;
+        if !self.cycle_queued[cyc] {
+            self.cycle_queued[cyc] = true;
+            let l = (self.slot[t].level & !DIRTY) as usize;
+            self.cycle_buckets[l].push(cyc as u32);
+            self.lo = self.lo.min(l);
+            self.hi = self.hi.max(l);
+        }
+    }
+
+    /// Passes a change of node `n` to `v` along its edges, skipping targets in cycle `skip`.
+    #[inline]
+    fn fan_out(&mut self, c: &Compiled, n: usize, v: bool, skip: u32) {
+        let (lo, hi) = (c.out_start[n] as usize, c.out_start[n + 1] as usize);
+        for k in lo..hi {
+            // SAFETY: `Compiled::new` makes `out_start` nondecreasing and bounded by
+            // `out.len()`, and every edge's target a node below `slot.len()`.
+            let e = unsafe { *c.out.get_unchecked(k) };
+            let t = (e >> 3) as usize;
+            let up = v ^ (e & 2 != 0);
+            if e & 1 != 0 {
+                // Into a cycle; edges inside the cycle being settled are counted there.
+                if c.cycle[t] != skip {
+                    self.slot[t].count += if up { 1 } else { -1 };
+                    self.queue_cycle(t);
+                }
+                continue;
+            }
+            let slot = unsafe { self.slot.get_unchecked_mut(t) };
+            slot.count += if up { 1 } else { -1 };
+            if slot.level & DIRTY == 0 {
+                let l = slot.level as usize;
+                slot.level |= DIRTY;
+                // SAFETY: levels are below `levels`, the number of buckets.
+                unsafe { self.buckets.get_unchecked_mut(l) }.push(e >> 2);
+                self.hi = self.hi.max(l);
+                self.lo = self.lo.min(l);
+            }
+        }
+    }
+
+    /// Sets a base or input node and passes the change on (propagated by the next
+    /// [`propagate`](Self::propagate)).
     #[inline]
     fn set_source(&mut self, node: usize, v: bool) {
         if self.val[node] != v {
             self.val[node] = v;
-            self.count[node] = v as i32;
-            let ev = self.event(node, v);
-            self.stack.push(ev);
-        }
-    }
-
-    /// Adjusts the count of `t`, a node in a cycle, by the change of one input, flipping it
-    /// if it crosses zero; a lost support from outside the cycle schedules a reset instead.
-    #[cold]
-    fn bump_cyclic(&mut self, t: usize, up: bool, from_cycle: u32) {
-        self.count[t] += if up { 1 } else { -1 };
-        let cyc = self.c.cycle[t];
-        if !up && cyc != from_cycle {
-            if self.val[t] && !self.is_pending[cyc as usize] {
-                self.is_pending[cyc as usize] = true;
-                self.pending.push(cyc);
+            self.slot[node].count = v as i32;
+            let c = Arc::clone(&self.c);
+            if c.hook_start[node] != c.hook_start[node + 1] {
+                self.on_hooks(node, v);
             }
-            return;
-        }
-        let nv = self.count[t] > 0;
-        if nv != self.val[t] {
-            self.val[t] = nv;
-            let ev = self.event(t, nv);
-            self.stack.push(ev);
+            self.fan_out(&c, node, v, NONE);
         }
     }
 
+    /// Settles every queued node and cycle, level by level.
     fn propagate(&mut self) {
         let c = Arc::clone(&self.c);
-        loop {
-            while let Some(ev) = self.stack.pop() {
-                let n = (ev >> 2) as usize;
-                let v = ev & 1 == 1;
-                if ev & 2 != 0 {
-                    self.on_hooks(n, v);
-                }
-                let (lo, hi) = (c.out_start[n] as usize, c.out_start[n + 1] as usize);
-                for k in lo..hi {
-                    // SAFETY: `Compiled::new` makes `out_start` nondecreasing and bounded by
-                    // `out.len()`, and every edge's target a node below `count.len()`, which
-                    // is also `val.len()`.
-                    let e = unsafe { *c.out.get_unchecked(k) };
-                    let t = (e >> 3) as usize;
-                    let up = v ^ (e & 2 != 0);
-                    if e & 1 != 0 {
-                        self.bump_cyclic(t, up, c.cycle[n]);
-                        continue;
+        let mut l = self.lo;
+        while l <= self.hi && l < c.levels {
+            while let Some(x) = self.buckets[l].pop() {
+                let n = (x >> 1) as usize;
+                let slot = &mut self.slot[n];
+                slot.level &= !DIRTY;
+                let nv = slot.count > 0;
+                if nv != self.val[n] {
+                    self.val[n] = nv;
+                    if x & 1 != 0 {
+                        self.on_hooks(n, nv);
                     }
-                    // Outside cycles, a node's value is always `count > 0`: it flips exactly
-                    // when its count crosses zero.
-                    let cnt = unsafe { self.count.get_unchecked_mut(t) };
-                    if up {
-                        *cnt += 1;
-                        if *cnt == 1 {
-                            unsafe { *self.val.get_unchecked_mut(t) = true };
-                            self.stack.push((e >> 1) & !1 | 1);
-                        }
-                    } else {
-                        *cnt -= 1;
-                        if *cnt == 0 {
-                            unsafe { *self.val.get_unchecked_mut(t) = false };
-                            self.stack.push((e >> 1) & !1);
-                        }
-                    }
+                    self.fan_out(&c, n, nv, NONE);
                 }
             }
-            if self.pending.is_empty() {
-                return;
+            while let Some(cyc) = self.cycle_buckets[l].pop() {
+                self.cycle_queued[cyc as usize] = false;
+                self.settle_cycle(&c, cyc as usize);
             }
-            // The most upstream pending cycle (cycles are numbered dependencies first).
-            let (k, _) = self.pending.iter().enumerate().min_by_key(|&(_, &c)| c).expect("pending is not empty");
-            let cyc = self.pending.swap_remove(k);
-            self.is_pending[cyc as usize] = false;
-            self.reset_cycle(cyc as usize);
+            l += 1;
         }
+        self.lo = usize::MAX;
+        self.hi = 0;
     }
 
-    /// Recomputes a cycle's least fixpoint from its support outside the cycle.
-    fn reset_cycle(&mut self, cyc: usize) {
-        let c = Arc::clone(&self.c);
+    /// Recomputes a cycle's least fixpoint from its support outside the cycle, and passes on
+    /// the members whose value changed.
+    fn settle_cycle(&mut self, c: &Compiled, cyc: usize) {
         let members = &c.cycles[cyc];
+        let internal = |t: usize| c.cycle[t] == cyc as u32;
+        self.old.clear();
+        self.old.extend(members.iter().map(|&m| self.val[m as usize]));
+        // All false: withdraw the members' support of each other.
         for &m in members {
             let m = m as usize;
-            if !self.val[m] {
-                continue;
-            }
-            self.val[m] = false;
-            if c.hook_start[m] != c.hook_start[m + 1] {
-                self.on_hooks(m, false);
-            }
-            for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
-                let e = c.out[k];
-                let t = (e >> 3) as usize;
-                let up = e & 2 != 0;
-                if c.cycle[t] == cyc as u32 {
-                    self.count[t] -= 1;
-                } else if e & 1 != 0 {
-                    self.bump_cyclic(t, up, cyc as u32);
-                } else {
-                    self.count[t] += if up { 1 } else { -1 };
-                    let nv = self.count[t] > 0;
-                    if nv != self.val[t] {
-                        self.val[t] = nv;
-                        let ev = self.event(t, nv);
-                        self.stack.push(ev);
+            if self.val[m] {
+                self.val[m] = false;
+                for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+                    let t = (c.out[k] >> 3) as usize;
+                    if internal(t) {
+                        self.slot[t].count -= 1;
                     }
                 }
             }
         }
+        // Re-derive from outside support.
+        self.work.clear();
         for &m in members {
+            if self.slot[m as usize].count > 0 {
+                self.val[m as usize] = true;
+                self.work.push(m);
+            }
+        }
+        while let Some(m) = self.work.pop() {
             let m = m as usize;
-            if self.count[m] > 0 && !self.val[m] {
-                self.val[m] = true;
-                let ev = self.event(m, true);
-                self.stack.push(ev);
+            for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+                let t = (c.out[k] >> 3) as usize;
+                if internal(t) {
+                    self.slot[t].count += 1;
+                    if self.slot[t].count > 0 && !self.val[t] {
+                        self.val[t] = true;
+                        self.work.push(t as u32);
+                    }
+                }
+            }
+        }
+        for (i, &m) in members.iter().enumerate() {
+            let m = m as usize;
+            let v = self.val[m];
+            if v != self.old[i] {
+                if c.hook_start[m] != c.hook_start[m + 1] {
+                    self.on_hooks(m, v);
+                }
+                self.fan_out(c, m, v, cyc as u32);
             }
         }
     }
