@@ -82,19 +82,24 @@ impl PnState {
 #[derive(Clone, Debug)]
 pub struct PropnetMachine {
     c: Arc<Compiled>,
-    /// Per node: its count and `level | DIRTY` (queued in its level's bucket this wave).
+    /// Per node: its count, value, level, and whether it is queued.
     slot: Vec<Slot>,
-    val: Vec<bool>,
     /// Per level: the nodes queued (`node << 1 | has hooks`) and the cycles queued.
     buckets: Vec<Vec<u32>>,
     cycle_buckets: Vec<Vec<u32>>,
     cycle_queued: Vec<bool>,
-    lo: usize,
-    hi: usize,
+    /// Per cycle: a member that was true lost support, so the cycle must be recomputed
+    /// from scratch (otherwise only newly supported members are added).
+    cycle_reset: Vec<bool>,
+    /// Bit `l` set: level `l` has something queued.
+    queued: Vec<u64>,
     /// Scratch for cycle recomputation: members' values before.
     old: Vec<bool>,
     work: Vec<u32>,
     cur: Vec<u64>,
+    /// The next value of every base whose next value is not constant, kept up to date by
+    /// hooks (valid once the joint move's inputs are set).
+    next_bits: Vec<u64>,
     joint: Vec<u32>,
     /// Per role, the legal ids currently true (unordered), and each id's slot in it.
     legal_set: Vec<Vec<u32>>,
@@ -163,10 +168,17 @@ impl Compiled {
             }
         }
         let scanned: Vec<bool> = role_legal.iter().map(|l| l.len() <= SCAN_MAX).collect();
+        // Hooks: `id << 2 | kind << 1 | negated`, kind 0 a legal id, 1 a base whose next
+        // value the node gives.
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (id, r) in net.legal.iter().enumerate() {
             if !r.is_const() && !scanned[net.inputs[id].0] {
-                hook_lists[r.node()].push((id as u32) << 1 | r.neg() as u32);
+                hook_lists[r.node()].push((id as u32) << 2 | r.neg() as u32);
+            }
+        }
+        for (b, r) in net.next.iter().enumerate() {
+            if !r.is_const() {
+                hook_lists[r.node()].push((b as u32) << 2 | 2 | r.neg() as u32);
             }
         }
         let mut hook_start = Vec::with_capacity(n + 1);
@@ -235,30 +247,36 @@ impl Compiled {
     }
 }
 
+/// A node's state, kept together so that an edge touches one cache line.
 #[derive(Copy, Clone, Debug)]
 struct Slot {
     count: i32,
-    level: u32,
+    /// `level | VAL | DIRTY`.
+    bits: u32,
 }
 
+/// Queued in its level's bucket this wave.
 const DIRTY: u32 = 1 << 31;
+/// The node's value.
+const VAL: u32 = 1 << 30;
+const LEVEL: u32 = VAL - 1;
 
 impl PropnetMachine {
     pub fn new(c: Compiled) -> PropnetMachine {
         let c = Arc::new(c);
         let n = c.offset.len();
-        let slot = c.offset.iter().zip(&c.level).map(|(&count, &level)| Slot { count, level }).collect();
+        let slot = c.offset.iter().zip(&c.level).map(|(&count, &level)| Slot { count, bits: level }).collect();
         let mut m = PropnetMachine {
             slot,
-            val: vec![false; n],
             buckets: vec![Vec::new(); c.levels],
             cycle_buckets: vec![Vec::new(); c.levels],
             cycle_queued: vec![false; c.cycles.len()],
-            lo: usize::MAX,
-            hi: 0,
+            cycle_reset: vec![false; c.cycles.len()],
+            queued: vec![0; c.levels.div_ceil(64)],
             old: Vec::new(),
             work: Vec::new(),
             cur: vec![0; c.words],
+            next_bits: vec![0; c.words],
             joint: Vec::new(),
             legal_set: vec![Vec::new(); c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
@@ -274,6 +292,11 @@ impl PropnetMachine {
             }
         }
         m.propagate();
+        for &(b, r) in m.c.next_live.clone().iter() {
+            if m.value(r) {
+                m.next_bits[b as usize / 64] |= 1 << (b % 64);
+            }
+        }
         for id in 0..m.c.legal.len() {
             if !m.c.scanned[m.c.moves[id].0] && m.value(m.c.legal[id]) && m.legal_pos[id] == NONE {
                 m.add_legal(id as u32);
@@ -287,9 +310,30 @@ impl PropnetMachine {
         &self.c
     }
 
+    /// The shared network, borrowed independently of `self` so that the hot path need not
+    /// touch the `Arc`'s reference count.
+    #[inline]
+    fn shared<'a>(&self) -> &'a Compiled {
+        // SAFETY: `self.c` is set once at construction and never replaced, and `Compiled` is
+        // never mutated; the allocation outlives every use made while `self` is alive, and
+        // nothing hands the reference out beyond the method that took it.
+        unsafe { &*Arc::as_ptr(&self.c) }
+    }
+
+    #[inline]
+    fn val(&self, n: usize) -> bool {
+        self.slot[n].bits & VAL != 0
+    }
+
+    #[inline]
+    fn set_val(&mut self, n: usize, v: bool) {
+        let b = &mut self.slot[n].bits;
+        *b = if v { *b | VAL } else { *b & !VAL };
+    }
+
     #[inline]
     fn value(&self, r: Ref) -> bool {
-        self.val[r.node()] ^ r.neg()
+        self.val(r.node()) ^ r.neg()
     }
 
     #[inline]
@@ -317,8 +361,18 @@ impl PropnetMachine {
         let (lo, hi) = (self.c.hook_start[node] as usize, self.c.hook_start[node + 1] as usize);
         for k in lo..hi {
             let h = self.c.hooks[k];
-            let id = h >> 1;
-            let legal = v ^ (h & 1 == 1);
+            let id = h >> 2;
+            let on = v ^ (h & 1 == 1);
+            if h & 2 != 0 {
+                let (w, bit) = (id as usize / 64, 1u64 << (id % 64));
+                if on {
+                    self.next_bits[w] |= bit;
+                } else {
+                    self.next_bits[w] &= !bit;
+                }
+                continue;
+            }
+            let legal = on;
             let present = self.legal_pos[id as usize] != NONE;
             if legal && !present {
                 self.add_legal(id);
@@ -331,13 +385,12 @@ impl PropnetMachine {
     /// Queues node `t` for a look in its level's bucket.
     #[inline]
     fn queue(&mut self, t: usize, hooked: bool) {
-        let lv = self.slot[t].level;
-        if lv & DIRTY == 0 {
-            self.slot[t].level = lv | DIRTY;
-            let l = lv as usize;
+        let b = self.slot[t].bits;
+        if b & DIRTY == 0 {
+            self.slot[t].bits = b | DIRTY;
+            let l = (b & LEVEL) as usize;
             self.buckets[l].push((t as u32) << 1 | hooked as u32);
-            self.lo = self.lo.min(l);
-            self.hi = self.hi.max(l);
+            self.queued[l / 64] |= 1 << (l % 64);
         }
     }
 
@@ -347,10 +400,23 @@ impl PropnetMachine {
         let cyc = self.c.cycle[t] as usize;
         if !self.cycle_queued[cyc] {
             self.cycle_queued[cyc] = true;
-            let l = (self.slot[t].level & !DIRTY) as usize;
+            let l = (self.slot[t].bits & LEVEL) as usize;
             self.cycle_buckets[l].push(cyc as u32);
-            self.lo = self.lo.min(l);
-            self.hi = self.hi.max(l);
+            self.queued[l / 64] |= 1 << (l % 64);
+        }
+    }
+
+    /// An input of `t`, a member of a cycle other than the one being settled, changed.
+    #[cold]
+    fn bump_cycle_member(&mut self, t: usize, up: bool) {
+        let slot = &mut self.slot[t];
+        slot.count += if up { 1 } else { -1 };
+        let (on, val) = (slot.count > 0, slot.bits & VAL != 0);
+        if !up && val {
+            self.cycle_reset[self.c.cycle[t] as usize] = true;
+            self.queue_cycle(t);
+        } else if on != val {
+            self.queue_cycle(t);
         }
     }
 
@@ -367,20 +433,20 @@ impl PropnetMachine {
             if e & 1 != 0 {
                 // Into a cycle; edges inside the cycle being settled are counted there.
                 if c.cycle[t] != skip {
-                    self.slot[t].count += if up { 1 } else { -1 };
-                    self.queue_cycle(t);
+                    self.bump_cycle_member(t, up);
                 }
                 continue;
             }
             let slot = unsafe { self.slot.get_unchecked_mut(t) };
             slot.count += if up { 1 } else { -1 };
-            if slot.level & DIRTY == 0 {
-                let l = slot.level as usize;
-                slot.level |= DIRTY;
+            let b = slot.bits;
+            // Queue the node if its value would change (it is looked at again once settled).
+            if b & DIRTY == 0 && (slot.count > 0) != (b & VAL != 0) {
+                slot.bits = b | DIRTY;
+                let l = (b & LEVEL) as usize;
                 // SAFETY: levels are below `levels`, the number of buckets.
                 unsafe { self.buckets.get_unchecked_mut(l) }.push(e >> 2);
-                self.hi = self.hi.max(l);
-                self.lo = self.lo.min(l);
+                unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
             }
         }
     }
@@ -389,70 +455,76 @@ impl PropnetMachine {
     /// [`propagate`](Self::propagate)).
     #[inline]
     fn set_source(&mut self, node: usize, v: bool) {
-        if self.val[node] != v {
-            self.val[node] = v;
+        if self.val(node) != v {
+            self.set_val(node, v);
             self.slot[node].count = v as i32;
-            let c = Arc::clone(&self.c);
+            let c = self.shared();
             if c.hook_start[node] != c.hook_start[node + 1] {
                 self.on_hooks(node, v);
             }
-            self.fan_out(&c, node, v, NONE);
+            self.fan_out(c, node, v, NONE);
         }
     }
 
-    /// Settles every queued node and cycle, level by level.
+    /// Settles every queued node and cycle, level by level (a node only queues nodes of
+    /// higher levels, so the lowest queued level is always the next to settle).
     fn propagate(&mut self) {
-        let c = Arc::clone(&self.c);
-        let mut l = self.lo;
-        while l <= self.hi && l < c.levels {
+        let c = self.shared();
+        let mut w = 0;
+        while w < self.queued.len() {
+            let bits = self.queued[w];
+            if bits == 0 {
+                w += 1;
+                continue;
+            }
+            let l = w * 64 + bits.trailing_zeros() as usize;
+            self.queued[w] &= bits - 1;
             while let Some(x) = self.buckets[l].pop() {
                 let n = (x >> 1) as usize;
                 let slot = &mut self.slot[n];
-                slot.level &= !DIRTY;
+                slot.bits &= !DIRTY;
                 let nv = slot.count > 0;
-                if nv != self.val[n] {
-                    self.val[n] = nv;
+                if nv != (slot.bits & VAL != 0) {
+                    slot.bits ^= VAL;
                     if x & 1 != 0 {
                         self.on_hooks(n, nv);
                     }
-                    self.fan_out(&c, n, nv, NONE);
+                    self.fan_out(c, n, nv, NONE);
                 }
             }
             while let Some(cyc) = self.cycle_buckets[l].pop() {
                 self.cycle_queued[cyc as usize] = false;
-                self.settle_cycle(&c, cyc as usize);
+                self.settle_cycle(c, cyc as usize);
             }
-            l += 1;
         }
-        self.lo = usize::MAX;
-        self.hi = 0;
     }
 
-    /// Recomputes a cycle's least fixpoint from its support outside the cycle, and passes on
-    /// the members whose value changed.
+    /// Brings a cycle to the least fixpoint of its support from outside, and passes on the
+    /// members whose value changed. After a lost support, from scratch: all members false,
+    /// then re-derived; otherwise by adding the members that gained support.
     fn settle_cycle(&mut self, c: &Compiled, cyc: usize) {
         let members = &c.cycles[cyc];
         let internal = |t: usize| c.cycle[t] == cyc as u32;
         self.old.clear();
-        self.old.extend(members.iter().map(|&m| self.val[m as usize]));
-        // All false: withdraw the members' support of each other.
-        for &m in members {
-            let m = m as usize;
-            if self.val[m] {
-                self.val[m] = false;
-                for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
-                    let t = (c.out[k] >> 3) as usize;
-                    if internal(t) {
-                        self.slot[t].count -= 1;
+        self.old.extend(members.iter().map(|&m| self.slot[m as usize].bits & VAL != 0));
+        if std::mem::take(&mut self.cycle_reset[cyc]) {
+            for &m in members {
+                let m = m as usize;
+                if self.val(m) {
+                    self.set_val(m, false);
+                    for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+                        let t = (c.out[k] >> 3) as usize;
+                        if internal(t) {
+                            self.slot[t].count -= 1;
+                        }
                     }
                 }
             }
         }
-        // Re-derive from outside support.
         self.work.clear();
         for &m in members {
-            if self.slot[m as usize].count > 0 {
-                self.val[m as usize] = true;
+            if self.slot[m as usize].count > 0 && !self.val(m as usize) {
+                self.set_val(m as usize, true);
                 self.work.push(m);
             }
         }
@@ -462,8 +534,8 @@ impl PropnetMachine {
                 let t = (c.out[k] >> 3) as usize;
                 if internal(t) {
                     self.slot[t].count += 1;
-                    if self.slot[t].count > 0 && !self.val[t] {
-                        self.val[t] = true;
+                    if self.slot[t].count > 0 && !self.val(t) {
+                        self.set_val(t, true);
                         self.work.push(t as u32);
                     }
                 }
@@ -471,7 +543,7 @@ impl PropnetMachine {
         }
         for (i, &m) in members.iter().enumerate() {
             let m = m as usize;
-            let v = self.val[m];
+            let v = self.val(m);
             if v != self.old[i] {
                 if c.hook_start[m] != c.hook_start[m + 1] {
                     self.on_hooks(m, v);
@@ -485,7 +557,7 @@ impl PropnetMachine {
         if self.cur == state.bits {
             return;
         }
-        let c = Arc::clone(&self.c);
+        let c = self.shared();
         for w in 0..c.words {
             let mut diff = self.cur[w] ^ state.bits[w];
             while diff != 0 {
@@ -524,7 +596,7 @@ impl StateMachine for PropnetMachine {
         out.clear();
         if self.c.scanned[role] {
             for &(id, r) in &self.c.role_legal[role] {
-                if self.val[r.node()] ^ r.neg() {
+                if self.value(r) {
                     out.push(id);
                 }
             }
@@ -536,7 +608,7 @@ impl StateMachine for PropnetMachine {
 
     fn next_state(&mut self, state: &PnState, joint: &[u32], out: &mut PnState) {
         self.set_state(state);
-        let c = Arc::clone(&self.c);
+        let c = self.shared();
         for i in 0..self.joint.len() {
             let n = self.joint[i] as usize;
             if !joint.iter().any(|&m| c.input_ref[m as usize].node() == n) {
@@ -553,11 +625,7 @@ impl StateMachine for PropnetMachine {
         }
         self.propagate();
         out.bits.clear();
-        out.bits.extend_from_slice(&c.next_const);
-        for &(b, r) in &c.next_live {
-            let on = self.val[r.node()] ^ r.neg();
-            out.bits[b as usize / 64] |= (on as u64) << (b % 64);
-        }
+        out.bits.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
     }
 
     fn is_terminal(&mut self, state: &PnState) -> bool {
