@@ -74,7 +74,13 @@ pub struct TraceResult {
 /// Builds an engine for a game; conformance is generic over engines.
 pub trait EngineBuilder: Sync {
     type Machine: StateMachine;
-    fn build(&self, game: &Game) -> Result<Self::Machine, String>;
+    /// Builds the engine; evaluation done at construction should stop at `deadline`, and the
+    /// engine's queries too (then [`EngineBuilder::timed_out`] says so).
+    fn build(&self, game: &Game, deadline: Option<Instant>) -> Result<Self::Machine, String>;
+    /// Whether the engine stopped at the deadline (its answers are then incomplete).
+    fn timed_out(&self, _machine: &Self::Machine) -> bool {
+        false
+    }
 }
 
 /// The interpreter as a conformance engine.
@@ -82,8 +88,11 @@ pub struct InterpBuilder;
 
 impl EngineBuilder for InterpBuilder {
     type Machine = crate::interp::Interpreter;
-    fn build(&self, game: &Game) -> Result<Self::Machine, String> {
-        crate::interp::Interpreter::new(game).map_err(|e| e.to_string())
+    fn build(&self, game: &Game, deadline: Option<Instant>) -> Result<Self::Machine, String> {
+        crate::interp::Interpreter::with_deadline(game, deadline).map_err(|e| e.to_string())
+    }
+    fn timed_out(&self, machine: &Self::Machine) -> bool {
+        machine.timed_out()
     }
 }
 
@@ -139,14 +148,23 @@ fn replay<B: EngineBuilder>(
     };
     let game_path: PathBuf = games.join(format!("{}.kif", header.game));
     let game = Game::load(&game_path).map_err(|e| Outcome::LoadError(e.to_string()))?;
-    let mut m = builder.build(&game).map_err(Outcome::LoadError)?;
+    let mut m = builder.build(&game, start.checked_add(limit)).map_err(Outcome::LoadError)?;
+    // Answers cut short by the deadline or the memory guard are incomplete: report that, not
+    // a difference.
+    let incomplete = |m: &B::Machine, at: &str| {
+        if builder.timed_out(m) {
+            Err(Outcome::Timeout)
+        } else if m.overflowed() {
+            Err(Outcome::Fail(format!("{at}: evaluation exceeded the interpreter's memory limits")))
+        } else {
+            Ok(())
+        }
+    };
     if m.roles() != roles.as_slice() {
         return Err(Outcome::Fail(format!("roles differ: expected {roles:?}, got {:?}", m.roles())));
     }
     let initial = m.initial_state();
-    if m.overflowed() {
-        return Err(Outcome::Fail("initial state: evaluation exceeded the interpreter's memory limits".into()));
-    }
+    incomplete(&m, "initial state")?;
     let facts = m.state_facts(&initial);
     if facts != init {
         return Err(Outcome::Fail(diff("initial state facts", &init, &facts)));
@@ -177,6 +195,7 @@ fn replay<B: EngineBuilder>(
         }
         if let Some(t) = l.terminal {
             let got = m.is_terminal(&state);
+            incomplete(&m, &at)?;
             if got != t {
                 return Err(Outcome::Fail(format!("{at}: terminal expected {t}, got {got}")));
             }
@@ -185,6 +204,7 @@ fn replay<B: EngineBuilder>(
         let mut legal_texts: Vec<Vec<String>> = Vec::with_capacity(roles.len());
         for (r, name) in roles.iter().enumerate() {
             m.legal_moves(&state, r, &mut legal);
+            incomplete(&m, &at)?;
             let mut got: Vec<String> = legal.iter().map(|&mv| m.move_text(mv)).collect();
             got.sort();
             if let Some(exp) = legal_expected.get(name) {
@@ -197,14 +217,12 @@ fn replay<B: EngineBuilder>(
         if let Some(goals) = &l.goals {
             for (r, name) in roles.iter().enumerate() {
                 let got = m.goal(&state, r).map(i64::from);
+                incomplete(&m, &at)?;
                 let exp = goals.get(name).copied().flatten();
                 if got != exp {
                     return Err(Outcome::Fail(format!("{at}: goal of {name} expected {exp:?}, got {got:?}")));
                 }
             }
-        }
-        if m.overflowed() {
-            return Err(Outcome::Fail(format!("{at}: evaluation exceeded the interpreter's memory limits")));
         }
         result.states += 1;
         if let Some(j) = &l.joint {
@@ -222,6 +240,7 @@ fn replay<B: EngineBuilder>(
                 }
             }
             m.next_state(&state, &joint, &mut next);
+            incomplete(&m, &at)?;
             std::mem::swap(&mut state, &mut next);
         }
     }

@@ -49,12 +49,16 @@ pub enum Lit {
         locals: Box<[u16]>,
     },
     Distinct(Pat, Pat),
-    /// A relation evaluated on demand (never materialized): all arguments are bound, and its
-    /// rules are run top-down to prove (or, with `neg`, to fail to prove) the tuple.
-    Check {
-        rel: RelId,
+    /// A relation evaluated top-down (never materialized), called in `mode` (see
+    /// `table.rs`): the arguments at its bound positions are bound. `fresh` variables get
+    /// bound by its answers (with `neg`: they are local, and the literal holds when no answer
+    /// matches); `dead` as for `Pos`.
+    Call {
         args: Box<[Pat]>,
+        mode: usize,
+        fresh: Box<[u16]>,
         neg: bool,
+        dead: bool,
     },
     /// `(not (distinct a b))`: the second pattern is bound; `fresh` variables of the first
     /// get bound by matching.
@@ -74,25 +78,69 @@ pub struct CRule {
     pub exists_from: usize,
 }
 
-impl CRule {
-    pub fn body_rels(&self) -> impl Iterator<Item = (RelId, bool)> + '_ {
-        self.body.iter().filter_map(|l| match l {
-            Lit::Pos { rel, .. } => Some((*rel, false)),
-            Lit::Neg { rel, .. } => Some((*rel, true)),
-            Lit::Check { rel, neg, .. } => Some((*rel, *neg)),
-            _ => None,
-        })
-    }
-}
-
 /// Compilation context: relations by (name, arity) and the term store for constants.
 pub struct Compiler<'a> {
     pub terms: &'a mut TermStore,
     pub rels: &'a mut Vec<Relation>,
     pub rel_ids: &'a mut FxHashMap<(Sym, usize), RelId>,
+    /// The (name, arity) of each relation, by id.
+    pub rel_keys: Vec<(Sym, usize)>,
     pub symbols: &'a SymbolTable,
-    /// Relations evaluated on demand: see [`Lit::Check`].
-    pub checked: &'a rustc_hash::FxHashSet<(Sym, usize)>,
+    /// Relations evaluated top-down: see [`Lit::Call`].
+    pub moded: &'a rustc_hash::FxHashSet<(Sym, usize)>,
+    /// Modes requested so far: (relation, bound positions). Their rules are compiled later.
+    pub modes: Vec<(RelId, Box<[bool]>)>,
+    pub mode_ids: FxHashMap<(RelId, Box<[bool]>), usize>,
+    pub stats: &'a Stats,
+}
+
+/// Size estimates for join ordering, by relation name and arity: number of tuples and
+/// number of distinct values per argument. Known exactly for static relations once they
+/// have been evaluated; `true` is estimated from the initial state, per functor of its
+/// argument.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub rels: FxHashMap<(Sym, usize), (f64, Vec<f64>)>,
+    pub state: FxHashMap<(Sym, usize), (f64, Vec<f64>)>,
+}
+
+/// Assumed size of a relation nothing is known of, and of its arguments' domains.
+const DEFAULT_SIZE: f64 = 1000.0;
+const DEFAULT_DOMAIN: f64 = 10.0;
+
+/// Join-order weight of each unbound leaf of a top-down call (see `Compiler::rule`).
+const CALL_COST: f64 = 100.0;
+
+/// Number of variable and constant leaves of a pattern.
+fn leaves(p: &Pat) -> usize {
+    match p {
+        Pat::Func(_, ps) => ps.iter().map(leaves).sum(),
+        _ => 1,
+    }
+}
+
+/// Fraction of the variable and constant leaves of `p` that are bound.
+fn bound_fraction(p: &Pat, bound: &[bool]) -> f64 {
+    fn count(p: &Pat, bound: &[bool], n: &mut u32, b: &mut u32) {
+        match p {
+            Pat::Var(v) => {
+                *n += 1;
+                *b += bound[*v as usize] as u32;
+            }
+            Pat::Ground(_) => {
+                *n += 1;
+                *b += 1;
+            }
+            Pat::Func(_, ps) => ps.iter().for_each(|q| count(q, bound, n, b)),
+        }
+    }
+    let (mut n, mut b) = (0, 0);
+    count(p, bound, &mut n, &mut b);
+    if n == 0 {
+        1.0
+    } else {
+        b as f64 / n as f64
+    }
 }
 
 fn pat_vars(p: &Pat, out: &mut Vec<u16>) {
@@ -120,7 +168,7 @@ enum Pending {
     Neg(RelId, Vec<Pat>),
     Distinct(Pat, Pat),
     Same(Pat, Pat),
-    Check(RelId, Vec<Pat>, bool),
+    Call(RelId, Vec<Pat>, bool),
 }
 
 impl Compiler<'_> {
@@ -129,6 +177,7 @@ impl Compiler<'_> {
             return r;
         }
         self.rels.push(Relation::new(arity));
+        self.rel_keys.push((name, arity));
         let id = self.rels.len() - 1;
         self.rel_ids.insert((name, arity), id);
         id
@@ -151,6 +200,49 @@ impl Compiler<'_> {
         (r, a.args.iter().map(|t| self.pat(t, vars)).collect())
     }
 
+    /// The mode of a call to `rel` with these arguments bound, registering it if new.
+    fn mode(&mut self, rel: RelId, args: &[Pat], bound: &[bool]) -> usize {
+        let mask: Box<[bool]> = args.iter().map(|p| pat_bound(p, bound)).collect();
+        if let Some(&m) = self.mode_ids.get(&(rel, mask.clone())) {
+            return m;
+        }
+        self.modes.push((rel, mask.clone()));
+        self.mode_ids.insert((rel, mask), self.modes.len() - 1);
+        self.modes.len() - 1
+    }
+
+    /// Estimated number of tuples a positive literal yields per binding of the variables
+    /// bound so far.
+    fn estimate(&self, rel: RelId, args: &[Pat], bound: &[bool]) -> f64 {
+        let key = self.rel_keys.get(rel).copied();
+        let from = |n: f64, doms: &[f64], ps: &[Pat]| -> f64 {
+            let mut e = n;
+            for (p, &d) in ps.iter().zip(doms) {
+                e /= d.max(1.0).powf(bound_fraction(p, bound));
+            }
+            e
+        };
+        let mut e = match key {
+            Some((s, 1)) if s == crate::gdl::kw::TRUE => match &args[0] {
+                Pat::Func(f, ps) => match self.stats.state.get(&(*f, ps.len())) {
+                    Some((n, doms)) => from(n.max(1.0), doms, ps),
+                    None => 1.0,
+                },
+                Pat::Ground(_) => 1.0,
+                Pat::Var(_) => self.stats.state.values().map(|(n, _)| n).sum::<f64>().max(1.0),
+            },
+            Some(k) => match self.stats.rels.get(&k) {
+                Some((n, doms)) => from(*n, doms, args),
+                None => from(DEFAULT_SIZE, &vec![DEFAULT_DOMAIN; args.len()], args),
+            },
+            None => DEFAULT_SIZE,
+        };
+        if args.iter().all(|p| pat_bound(p, bound)) {
+            e = e.min(1.0);
+        }
+        e
+    }
+
     fn access(&mut self, rel: RelId, args: &[Pat], bound: &[bool]) -> Access {
         if args.iter().all(|p| pat_bound(p, bound)) {
             return Access::Member;
@@ -166,21 +258,22 @@ impl Compiler<'_> {
         Access::Scan
     }
 
-    /// Compiles one flat rule. With `head_bound`, the rule is compiled to check a given head
-    /// tuple (all head variables bound on entry). Errors name unsafe variables.
-    pub fn rule(&mut self, fr: &FlatRule, head_bound: bool) -> Result<CRule, String> {
+    /// Compiles one flat rule. With `head_bound`, the rule is compiled for a top-down call:
+    /// the head arguments at the positions it marks are bound on entry, and the rule
+    /// yields the values of the variables of the others. Errors name unsafe variables.
+    pub fn rule(&mut self, fr: &FlatRule, head_bound: Option<&[bool]>) -> Result<CRule, String> {
         let mut vars: FxHashMap<Sym, u16> = FxHashMap::default();
         let (head_rel, head) = self.atom(&fr.head, &mut vars);
         let mut pending = Vec::new();
         for l in &fr.body {
             pending.push(match l {
-                FlatLit::Pos(a) if self.checked.contains(&(a.rel, a.args.len())) => {
+                FlatLit::Pos(a) if self.moded.contains(&(a.rel, a.args.len())) => {
                     let (r, ps) = self.atom(a, &mut vars);
-                    Pending::Check(r, ps, false)
+                    Pending::Call(r, ps, false)
                 }
-                FlatLit::Neg(a) if self.checked.contains(&(a.rel, a.args.len())) => {
+                FlatLit::Neg(a) if self.moded.contains(&(a.rel, a.args.len())) => {
                     let (r, ps) = self.atom(a, &mut vars);
-                    Pending::Check(r, ps, true)
+                    Pending::Call(r, ps, true)
                 }
                 FlatLit::Pos(a) => {
                     let (r, ps) = self.atom(a, &mut vars);
@@ -199,9 +292,9 @@ impl Compiler<'_> {
             vars.iter().find(|(_, &i)| i == v).map(|(s, _)| self.symbols.name(*s).to_string()).unwrap_or_default()
         };
         let mut bound = vec![false; nvars];
-        if head_bound {
+        if let Some(mask) = head_bound {
             let mut hv = Vec::new();
-            head.iter().for_each(|p| pat_vars(p, &mut hv));
+            head.iter().zip(mask).filter(|(_, &b)| b).for_each(|(p, _)| pat_vars(p, &mut hv));
             for v in hv {
                 bound[v as usize] = true;
             }
@@ -214,7 +307,9 @@ impl Compiler<'_> {
             let mut emitted = false;
             while i < pending.len() {
                 let ready = match &pending[i] {
-                    Pending::Neg(_, ps) | Pending::Check(_, ps, _) => ps.iter().all(|p| pat_bound(p, &bound)),
+                    Pending::Neg(_, ps) => ps.iter().all(|p| pat_bound(p, &bound)),
+                    // Calls cost more than look-ups: see below.
+                    Pending::Call(..) => false,
                     Pending::Distinct(x, y) => pat_bound(x, &bound) && pat_bound(y, &bound),
                     Pending::Same(x, y) => pat_bound(x, &bound) || pat_bound(y, &bound),
                     Pending::Pos(..) => false,
@@ -230,7 +325,6 @@ impl Compiler<'_> {
                         body.push(Lit::Neg { rel, args: ps.into(), access, locals: Box::new([]) });
                     }
                     Pending::Distinct(x, y) => body.push(Lit::Distinct(x, y)),
-                    Pending::Check(rel, ps, neg) => body.push(Lit::Check { rel, args: ps.into(), neg }),
                     Pending::Same(x, y) => {
                         let (x, y) = if pat_bound(&y, &bound) { (x, y) } else { (y, x) };
                         scratch.clear();
@@ -241,50 +335,73 @@ impl Compiler<'_> {
                         }
                         body.push(Lit::Same(x, y, scratch.as_slice().into()));
                     }
-                    Pending::Pos(..) => unreachable!(),
+                    Pending::Pos(..) | Pending::Call(..) => unreachable!(),
                 }
             }
             if emitted {
                 continue;
             }
-            // The most constrained positive literal next.
-            // Score: fully bound (a look-up) first, then `does` (one tuple per role), then
-            // literals with bound arguments (an index), then function patterns; fewer new
-            // variables break ties.
-            let does = self.rel_ids.get(&(crate::gdl::kw::DOES, 2)).copied();
-            let mut best: Option<(usize, i32)> = None;
+            // The positive literal expected to yield fewest tuples next; fewer new variables
+            // break ties.
+            let mut best: Option<(usize, f64, usize)> = None;
             for (i, p) in pending.iter().enumerate() {
-                if let Pending::Pos(rel, ps) = p {
-                    let nb = ps.iter().filter(|p| pat_bound(p, &bound)).count() as i32;
-                    scratch.clear();
-                    ps.iter().for_each(|p| pat_vars(p, &mut scratch));
-                    let fresh = scratch.iter().filter(|v| !bound[**v as usize]).count() as i32;
-                    let score = if nb == ps.len() as i32 {
-                        10_000
-                    } else if Some(*rel) == does {
-                        5_000
-                    } else if nb > 0 {
-                        1_000 + 10 * nb - fresh
-                    } else if ps.iter().any(|p| matches!(p, Pat::Func(..))) {
-                        100 - fresh
-                    } else {
-                        -fresh
-                    };
-                    if best.is_none_or(|(_, s)| score > s) {
-                        best = Some((i, score));
+                let (rel, ps) = match p {
+                    Pending::Pos(rel, ps) => (*rel, ps),
+                    Pending::Call(rel, ps, false) if !ps.iter().all(|p| pat_bound(p, &bound)) => (*rel, ps),
+                    _ => continue,
+                };
+                scratch.clear();
+                ps.iter().for_each(|p| pat_vars(p, &mut scratch));
+                let fresh = scratch.iter().filter(|v| !bound[**v as usize]).count();
+                let est = match p {
+                    // Nothing is known of a top-down relation's size; what matters is that
+                    // its inputs be bound: fewer unbound leaves first, and after the
+                    // materialized literals that could bind them cheaply.
+                    Pending::Call(..) => {
+                        CALL_COST * ps.iter().map(|p| (1.0 - bound_fraction(p, &bound)) * leaves(p) as f64).sum::<f64>()
                     }
+                    _ => self.estimate(rel, ps, &bound),
+                };
+                if best.is_none_or(|(_, e, f)| est < e * 0.999 || (est <= e * 1.001 && fresh < f)) {
+                    best = Some((i, est, fresh));
                 }
             }
-            if let Some((i, _)) = best {
-                let Pending::Pos(rel, ps) = pending.remove(i) else { unreachable!() };
-                let access = self.access(rel, &ps, &bound);
+            // A call whose arguments are all bound is a test, but a costly one: it goes after
+            // the look-ups and filters (estimate at most one tuple) that are possible now.
+            let ready_call = pending
+                .iter()
+                .position(|p| matches!(p, Pending::Call(_, ps, _) if ps.iter().all(|p| pat_bound(p, &bound))));
+            if let Some(i) = ready_call.filter(|_| best.is_none_or(|(_, e, _)| e > 1.0)) {
+                let Pending::Call(rel, ps, neg) = pending.remove(i) else { unreachable!() };
+                let mode = self.mode(rel, &ps, &bound);
+                body.push(Lit::Call { args: ps.into(), mode, fresh: Box::new([]), neg, dead: false });
+                continue;
+            }
+            if let Some((i, _, _)) = best {
+                let (rel, ps, call) = match pending.remove(i) {
+                    Pending::Pos(rel, ps) => (rel, ps, false),
+                    Pending::Call(rel, ps, _) => (rel, ps, true),
+                    _ => unreachable!(),
+                };
                 scratch.clear();
                 ps.iter().for_each(|p| pat_vars(p, &mut scratch));
                 scratch.retain(|v| !bound[*v as usize]);
+                if call {
+                    let mode = self.mode(rel, &ps, &bound);
+                    body.push(Lit::Call {
+                        args: ps.into(),
+                        mode,
+                        fresh: scratch.as_slice().into(),
+                        neg: false,
+                        dead: false,
+                    });
+                } else {
+                    let access = self.access(rel, &ps, &bound);
+                    body.push(Lit::Pos { rel, args: ps.into(), access, fresh: scratch.as_slice().into(), dead: false });
+                }
                 for &v in &scratch {
                     bound[v as usize] = true;
                 }
-                body.push(Lit::Pos { rel, args: ps.into(), access, fresh: scratch.as_slice().into(), dead: false });
                 continue;
             }
             // Only checks with unbound variables are left.
@@ -296,8 +413,12 @@ impl Compiler<'_> {
                     let access = self.access(rel, &ps, &bound);
                     body.push(Lit::Neg { rel, args: ps.into(), access, locals: scratch.as_slice().into() });
                 }
-                Pending::Check(rel, ..) => {
-                    return Err(format!("relation #{rel} is evaluated on demand but a variable of it is never bound"));
+                Pending::Call(rel, ps, neg) => {
+                    scratch.clear();
+                    ps.iter().for_each(|p| pat_vars(p, &mut scratch));
+                    scratch.retain(|v| !bound[*v as usize]);
+                    let mode = self.mode(rel, &ps, &bound);
+                    body.push(Lit::Call { args: ps.into(), mode, fresh: scratch.as_slice().into(), neg, dead: false });
                 }
                 Pending::Distinct(x, y) | Pending::Same(x, y) => {
                     scratch.clear();
@@ -313,12 +434,17 @@ impl Compiler<'_> {
                 Pending::Pos(..) => unreachable!(),
             }
         }
+        // The head variables the rule yields: all of them, or those of the free positions.
         let mut head_vars = Vec::new();
-        if !head_bound {
-            head.iter().for_each(|p| pat_vars(p, &mut head_vars));
-        }
+        let mask = head_bound.map(<[bool]>::to_vec).unwrap_or_else(|| vec![false; head.len()]);
+        head.iter().zip(&mask).filter(|(_, &b)| !b).for_each(|(p, _)| pat_vars(p, &mut head_vars));
         if let Some(&v) = head_vars.iter().find(|&&v| !bound[v as usize]) {
             return Err(format!("unsafe rule: head variable {} is never bound", name_of(v)));
+        }
+        if head_bound.is_some() {
+            let mut hv = Vec::new();
+            head.iter().zip(&mask).filter(|(_, &b)| b).for_each(|(p, _)| pat_vars(p, &mut hv));
+            head_vars.retain(|v| !hv.contains(v));
         }
         // Which literals bind only variables nobody reads later, and where the head is bound.
         let mut used_later = vec![false; nvars];
@@ -329,14 +455,14 @@ impl Compiler<'_> {
         for k in (0..body.len()).rev() {
             let mut vs = Vec::new();
             match &mut body[k] {
-                Lit::Pos { args, fresh, dead, .. } => {
+                Lit::Pos { args, fresh, dead, .. } | Lit::Call { args, fresh, dead, neg: false, .. } => {
                     *dead = fresh.iter().all(|&v| !used_later[v as usize]);
                     if exists_from == 0 && fresh.iter().any(|&v| head_vars.contains(&v)) {
                         exists_from = k + 1;
                     }
                     args.iter().for_each(|p| pat_vars(p, &mut vs));
                 }
-                Lit::Neg { args, .. } | Lit::Check { args, .. } => args.iter().for_each(|p| pat_vars(p, &mut vs)),
+                Lit::Neg { args, .. } | Lit::Call { args, .. } => args.iter().for_each(|p| pat_vars(p, &mut vs)),
                 Lit::Distinct(x, y) => {
                     pat_vars(x, &mut vs);
                     pat_vars(y, &mut vs);

@@ -1,28 +1,124 @@
-//! Join evaluation over the relation database. Read-only during a join: solutions are
-//! collected as bindings of the head's variables and inserted afterwards.
+//! Join evaluation over the relation database. Materialized relations are read-only during a
+//! join (solutions are collected as bindings of the head's variables and inserted
+//! afterwards); calls to relations evaluated top-down fill their tables as they go (see
+//! `table.rs`).
 
 use super::compile::{Access, CRule, Lit, Pat};
-use super::relation::Relation;
+use super::relation::{Relation, NIL};
+use super::table::{Mode, Table, TopDown};
 use super::terms::{TermId, TermStore, UNBOUND};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// All relations of a game plus the terms they hold.
 #[derive(Clone, Debug)]
 pub struct Db {
     pub terms: TermStore,
     pub rels: Vec<Relation>,
-    /// For relations evaluated on demand: their rules compiled with the head bound.
-    pub check_rules: std::sync::Arc<Vec<Vec<CRule>>>,
-    /// Set when a join produced more than [`MAX_SOLUTIONS`] values and was cut short.
-    pub overflow: std::cell::Cell<bool>,
+    /// Relations evaluated top-down: one entry per (relation, bound arguments) pair.
+    pub modes: Arc<Vec<Mode>>,
+    /// The memo tables of the modes, by mode.
+    pub tables: Vec<Table>,
+    pub(super) td: TopDown,
+    /// Set when a join produced more than [`MAX_SOLUTIONS`] values, or a table more than
+    /// [`super::MAX_TUPLES`] answers, and evaluation was cut short.
+    pub overflow: bool,
+    /// Set when evaluation ran past `deadline` and was cut short.
+    pub timed_out: bool,
+    pub deadline: Option<Instant>,
+    /// Join steps since the deadline was last looked at.
+    steps: u32,
 }
 
 /// Most head-variable values one join may collect before it gives up (memory guard).
 pub const MAX_SOLUTIONS: usize = 32 << 20;
 
 /// Small fixed buffer for argument lists, so the hot path does not allocate.
-const BUF: usize = 24;
+pub(super) const BUF: usize = 24;
+
+/// Join steps between two looks at the clock.
+const STEPS_PER_CLOCK: u32 = 4096;
+
+/// Where a literal's candidate tuples come from; holds no borrow, so the join can go on
+/// mutating tables while it walks a relation.
+enum Cursor {
+    Range(u32, u32),
+    Chain { slot: usize, cur: u32, lo: u32, hi: u32 },
+    One(Option<u32>),
+}
+
+impl Cursor {
+    #[inline]
+    fn next(&mut self, r: &Relation) -> Option<u32> {
+        match self {
+            Cursor::Range(lo, hi) => {
+                if lo < hi {
+                    *lo += 1;
+                    Some(*lo - 1)
+                } else {
+                    None
+                }
+            }
+            Cursor::Chain { slot, cur, lo, hi } => {
+                while *cur != NIL {
+                    let c = *cur;
+                    if c < *lo {
+                        *cur = NIL;
+                        return None;
+                    }
+                    *cur = r.chain_next(*slot, c);
+                    if c < *hi {
+                        return Some(c);
+                    }
+                }
+                None
+            }
+            Cursor::One(o) => o.take(),
+        }
+    }
+}
 
 impl Db {
+    pub fn new(terms: TermStore, rels: Vec<Relation>, modes: Vec<Mode>) -> Db {
+        let tables = modes.iter().map(Table::new).collect();
+        Db {
+            terms,
+            rels,
+            modes: Arc::new(modes),
+            tables,
+            td: TopDown::default(),
+            overflow: false,
+            timed_out: false,
+            deadline: None,
+            steps: 0,
+        }
+    }
+
+    /// Whether evaluation has been cut short (memory guard or deadline).
+    #[inline]
+    pub fn interrupted(&self) -> bool {
+        self.overflow || self.timed_out
+    }
+
+    /// Counts one join step; every [`STEPS_PER_CLOCK`] steps, looks at the deadline. True
+    /// when evaluation must stop.
+    #[inline]
+    pub fn tick(&mut self) -> bool {
+        if self.interrupted() {
+            return true;
+        }
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps % STEPS_PER_CLOCK == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() >= d {
+                    self.timed_out = true;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The term a pattern denotes under the bindings, if all its variables are bound and the
     /// term exists (a term that was never created is in no relation).
     #[inline]
@@ -117,24 +213,8 @@ impl Db {
         }
     }
 
-    /// Matches pattern `p` (binding into `pb`) against pattern `q`, fully bound under `qb`.
-    /// Unlike [`Db::unify`] this works when `q` denotes a term that was never built: such a
-    /// term is matched structurally.
-    fn unify_into(&self, p: &Pat, pb: &mut [TermId], q: &Pat, qb: &[TermId]) -> bool {
-        if let Some(t) = self.ground(q, qb) {
-            return self.unify(p, t, pb);
-        }
-        match (p, q) {
-            (Pat::Func(f, ps), Pat::Func(g, qs)) => {
-                f == g && ps.len() == qs.len() && ps.iter().zip(qs.iter()).all(|(x, y)| self.unify_into(x, pb, y, qb))
-            }
-            // A variable would have to take a term that does not exist; nothing stored can
-            // equal such a term either.
-            _ => false,
-        }
-    }
-
-    /// [`Db::unify_into`] within one frame: `q`'s variables are bound, `p`'s may not be.
+    /// [`Db::unify`] where `q`'s variables are bound but the term it denotes may never have
+    /// been built: such a term is matched structurally.
     fn unify_same_frame(&self, p: &Pat, q: &Pat, b: &mut [TermId]) -> bool {
         if let Some(t) = self.ground(q, b) {
             return self.unify(p, t, b);
@@ -143,32 +223,10 @@ impl Db {
             (Pat::Func(f, ps), Pat::Func(g, qs)) => {
                 f == g && ps.len() == qs.len() && ps.iter().zip(qs.iter()).all(|(x, y)| self.unify_same_frame(x, y, b))
             }
+            // A variable would have to take a term that does not exist; nothing stored can
+            // equal such a term either.
             _ => false,
         }
-    }
-
-    /// Proves the tuple `args` (bound under `b`) of an on-demand relation with its check
-    /// rules, top-down.
-    pub fn check(&self, rel: usize, args: &[Pat], b: &[TermId]) -> bool {
-        let Some(rules) = self.check_rules.get(rel) else { return false };
-        let mut none = Vec::new();
-        for rule in rules.iter() {
-            let mut frame = [UNBOUND; 64];
-            let mut big;
-            let caller = b;
-            let frame: &mut [TermId] = if rule.nvars <= 64 {
-                &mut frame[..rule.nvars]
-            } else {
-                big = vec![UNBOUND; rule.nvars];
-                &mut big
-            };
-            if rule.head.iter().zip(args).all(|(p, q)| self.unify_into(p, frame, q, caller))
-                && self.join(rule, 0, frame, &mut none)
-            {
-                return true;
-            }
-        }
-        false
     }
 
     /// Finds the tuple a fully bound argument list denotes.
@@ -187,34 +245,27 @@ impl Db {
 
     /// The candidate tuple indices for a literal, in `[lo, hi)`.
     #[inline]
-    fn candidates<'r>(
-        &self,
-        r: &'r Relation,
-        args: &[Pat],
-        access: &Access,
-        lo: u32,
-        hi: u32,
-        b: &[TermId],
-    ) -> Cands<'r> {
+    fn cursor(&self, r: &Relation, args: &[Pat], access: &Access, lo: u32, hi: u32, b: &[TermId]) -> Cursor {
         match access {
-            Access::Scan => Cands::Range(lo..hi),
-            Access::Member => Cands::One(self.find(r, args, b).filter(|&i| i >= lo && i < hi)),
+            Access::Scan => Cursor::Range(lo, hi),
+            Access::Member => Cursor::One(self.find(r, args, b).filter(|&i| i >= lo && i < hi)),
             Access::Exact { slot, pos } => match self.ground(&args[*pos], b) {
-                Some(key) => Cands::Chain(r.chain(*slot, key.0 as u64, lo, hi)),
-                None => Cands::One(None),
+                Some(key) => Cursor::Chain { slot: *slot, cur: r.chain_head(*slot, key.0 as u64), lo, hi },
+                None => Cursor::One(None),
             },
-            Access::Functor { slot, key } => Cands::Chain(r.chain(*slot, *key, lo, hi)),
+            Access::Functor { slot, key } => Cursor::Chain { slot: *slot, cur: r.chain_head(*slot, *key), lo, hi },
         }
     }
 
     /// Evaluates the body of `rule` from literal `k` on; pushes the head variables' values of
     /// each solution to `out`. Returns true when a solution was found and the literals from
-    /// `rule.exists_from` on need no other (for a ground head: it has been proven).
-    pub fn join(&self, rule: &CRule, k: usize, b: &mut [TermId], out: &mut Vec<TermId>) -> bool {
+    /// `rule.exists_from` on need no other (for a ground head: it has been proven), or when
+    /// evaluation was interrupted.
+    pub fn join(&mut self, rule: &CRule, k: usize, b: &mut [TermId], out: &mut Vec<TermId>) -> bool {
         let Some(lit) = rule.body.get(k) else {
             out.extend(rule.head_vars.iter().map(|&v| b[v as usize]));
             if out.len() > MAX_SOLUTIONS {
-                self.overflow.set(true);
+                self.overflow = true;
                 return true;
             }
             return rule.head_vars.is_empty();
@@ -223,18 +274,23 @@ impl Db {
             Lit::Pos { rel, args, access, fresh, dead } => {
                 let r = &self.rels[*rel];
                 let lo = if rule.delta == Some(k) { r.delta_lo } else { 0 };
-                for i in self.candidates(r, args, access, lo, r.limit, b) {
-                    let t = r.tuple(i);
-                    let ok = args.iter().zip(t).all(|(p, &v)| self.unify(p, v, b));
+                let mut cur = self.cursor(r, args, access, lo, r.limit, b);
+                loop {
+                    let r = &self.rels[*rel];
+                    let Some(i) = cur.next(r) else { break };
+                    let ok = args.iter().zip(r.tuple(i)).all(|(p, &v)| self.unify(p, v, b));
                     let stop = ok && self.join(rule, k + 1, b, out);
                     for &v in fresh.iter() {
                         b[v as usize] = UNBOUND;
                     }
-                    if stop && (k >= rule.exists_from || self.overflow.get()) {
+                    if stop && (k >= rule.exists_from || self.interrupted()) {
                         return true;
                     }
                     if ok && *dead {
                         return false;
+                    }
+                    if self.tick() {
+                        return true;
                     }
                 }
                 false
@@ -245,9 +301,9 @@ impl Db {
                     self.find(r, args, b).is_some_and(|i| i < r.limit)
                 } else {
                     let mut found = false;
-                    for i in self.candidates(r, args, access, 0, r.limit, b) {
-                        let t = r.tuple(i);
-                        let ok = args.iter().zip(t).all(|(p, &v)| self.unify(p, v, b));
+                    let mut cur = self.cursor(r, args, access, 0, r.limit, b);
+                    while let Some(i) = cur.next(r) {
+                        let ok = args.iter().zip(r.tuple(i)).all(|(p, &v)| self.unify(p, v, b));
                         for &v in locals.iter() {
                             b[v as usize] = UNBOUND;
                         }
@@ -261,7 +317,6 @@ impl Db {
                 !exists && self.join(rule, k + 1, b, out)
             }
             Lit::Distinct(p, q) => !self.same(p, q, b) && self.join(rule, k + 1, b, out),
-            Lit::Check { rel, args, neg } => self.check(*rel, args, b) != *neg && self.join(rule, k + 1, b, out),
             Lit::Same(p, q, fresh) => {
                 let ok = if fresh.is_empty() { self.same(p, q, b) } else { self.unify_same_frame(p, q, b) };
                 let stop = ok && self.join(rule, k + 1, b, out);
@@ -270,25 +325,42 @@ impl Db {
                 }
                 stop
             }
-        }
-    }
-}
-
-/// Candidate tuple indices of one literal.
-pub enum Cands<'r> {
-    Range(std::ops::Range<u32>),
-    Chain(super::relation::Chain<'r>),
-    One(Option<u32>),
-}
-
-impl Iterator for Cands<'_> {
-    type Item = u32;
-    #[inline]
-    fn next(&mut self) -> Option<u32> {
-        match self {
-            Cands::Range(r) => r.next(),
-            Cands::Chain(c) => c.next(),
-            Cands::One(o) => o.take(),
+            Lit::Call { args, mode, fresh, neg, dead, .. } => {
+                let Some(sg) = self.call(*mode, args, b) else { return true };
+                let modes = Arc::clone(&self.modes);
+                let free = &modes[*mode].free;
+                let mut cur = self.tables[*mode].first_answer(sg);
+                while cur != NIL {
+                    let answers = &self.tables[*mode].answers;
+                    let next = answers.chain_next(0, cur);
+                    let t = &answers.tuple(cur)[1..];
+                    let ok = free.iter().zip(t).all(|(&pos, &v)| self.unify(&args[pos], v, b));
+                    if *neg {
+                        for &v in fresh.iter() {
+                            b[v as usize] = UNBOUND;
+                        }
+                        if ok {
+                            return false;
+                        }
+                    } else {
+                        let stop = ok && self.join(rule, k + 1, b, out);
+                        for &v in fresh.iter() {
+                            b[v as usize] = UNBOUND;
+                        }
+                        if stop && (k >= rule.exists_from || self.interrupted()) {
+                            return true;
+                        }
+                        if ok && *dead {
+                            return false;
+                        }
+                        if self.tick() {
+                            return true;
+                        }
+                    }
+                    cur = next;
+                }
+                *neg && self.join(rule, k + 1, b, out)
+            }
         }
     }
 }

@@ -1,28 +1,34 @@
 //! The GDL interpreter: bottom-up, semi-naive evaluation of the rules for each state, on
-//! demand. The fallback engine for games too big to ground, and the oracle the propnet is
-//! tested against.
+//! demand, with top-down tabled evaluation of the relations its callers ask about with
+//! bound arguments. The fallback engine for games too big to ground, and the oracle the
+//! propnet is tested against.
 //!
 //! At construction the rules are put in flat normal form, split into strongly connected
 //! components of the relation dependency graph and compiled into join plans. Each component
 //! has a phase: *static* (depends on neither `true` nor `does`: computed once and kept),
 //! *state* (depends on `true`: recomputed per state) or *move* (depends on `does`: recomputed
 //! per joint move). A query (legal, terminal, goal, next) evaluates only the components it
-//! needs, and only once per state.
+//! needs, and only once per state. Relations evaluated top-down (`table.rs`) are never
+//! listed: joins call them with their bound arguments, and their answers are kept per
+//! phase like materialized relations.
 
 mod compile;
 mod eval;
 mod export;
 mod relation;
+mod table;
 mod terms;
 
 pub use terms::{TermId, TermStore};
 
 use crate::gdl::{flatten, kw, rule_deps, validate, Atom, FlatLit, FlatRule, Game, RuleDeps, Sym, SymbolTable};
 use crate::machine::{Goal, StateMachine};
-use compile::{CRule, Compiler, Lit, RelId};
+use compile::{CRule, Compiler, Lit, RelId, Stats};
 use eval::Db;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
+use std::time::Instant;
+use table::Mode;
 use terms::UNBOUND;
 
 /// Why a game cannot be run by the interpreter.
@@ -105,6 +111,12 @@ pub struct Interpreter {
 impl Interpreter {
     /// Validates and compiles a game.
     pub fn new(game: &Game) -> Result<Interpreter, InterpError> {
+        Interpreter::with_deadline(game, None)
+    }
+
+    /// [`Interpreter::new`], with a deadline for the evaluation of static relations done at
+    /// construction; the deadline stays set (see [`Interpreter::set_deadline`]).
+    pub fn with_deadline(game: &Game, deadline: Option<Instant>) -> Result<Interpreter, InterpError> {
         let report = validate(game);
         if game.is_gdl2() {
             return Err(InterpError::Unsupported("GDL-II (`sees`) games are not supported".into()));
@@ -114,17 +126,42 @@ impl Interpreter {
         }
         let flats = flatten(&game.rules).map_err(|e| InterpError::Invalid(vec![e.to_string()]))?;
         let deps = rule_deps(&flats);
-        // Static relations too large to materialize are moved to on-demand evaluation, one at
+        // Static relations too large to materialize are moved to top-down evaluation, one at
         // a time, until the static part fits.
         let mut forced = FxHashSet::default();
+        let no_stats = Stats::default();
         loop {
-            let checked = on_demand_relations(&flats, &deps, &forced);
+            let moded = moded_relations(&flats, &deps, &forced);
             if tracing::enabled!(tracing::Level::DEBUG) {
-                let names: Vec<&str> = checked.iter().map(|k| game.symbols.name(k.0)).collect();
-                tracing::debug!(game = %game.name, on_demand = ?names, "relations evaluated on demand");
+                let names: Vec<&str> = moded.iter().map(|k| game.symbols.name(k.0)).collect();
+                tracing::debug!(game = %game.name, top_down = ?names, "relations evaluated top-down");
             }
-            let mut m = Interpreter::build(game, &flats, &deps, &checked)?;
-            let Some(key) = m.prime_static() else { return Ok(m) };
+            let mut m = Interpreter::build(game, &flats, &deps, &moded, &no_stats, TermStore::new())?;
+            m.db.deadline = deadline;
+            let Some(key) = m.prime_static() else {
+                if m.overflowed() {
+                    return Ok(m);
+                }
+                // Compile again, ordering joins with the sizes of the static relations and of
+                // the initial state now known; keep the static relations computed.
+                let stats = m.stats();
+                let mut m2 = Interpreter::build(game, &flats, &deps, &moded, &stats, m.db.terms.clone())?;
+                m2.db.deadline = deadline;
+                for (c, comp) in m.plan.comps.iter().enumerate() {
+                    if comp.phase != Phase::Static || !m.computed[c] {
+                        continue;
+                    }
+                    for &r in &comp.rels {
+                        let (from, to) = (&m.db.rels[r], &mut m2.db.rels[r]);
+                        for i in 0..from.len {
+                            to.insert(from.tuple(i), &m2.db.terms);
+                        }
+                        to.limit = to.len;
+                    }
+                    m2.computed[c] = true;
+                }
+                return Ok(m2);
+            };
             // Force the relation, or if it was forced already (and could not be evaluated on
             // demand because its users enumerate it), the relations that use it.
             let before = forced.len();
@@ -139,10 +176,10 @@ impl Interpreter {
                     }
                 }
             }
-            if forced.len() == before || forced.len() > 64 {
+            if forced.len() == before || forced.len() > 64 || m.db.timed_out {
                 return Ok(m);
             }
-            tracing::debug!(relation = m.symbols.name(key.0), "static relation too large; evaluating on demand");
+            tracing::debug!(relation = m.symbols.name(key.0), "static relation too large; evaluating top-down");
         }
     }
 
@@ -154,8 +191,11 @@ impl Interpreter {
                 if plan.comps[c].phase == Phase::Static && !self.computed[c] {
                     self.eval_component(c);
                     self.computed[c] = true;
-                    if self.overflowed() {
+                    if self.db.overflow || self.overflow {
                         return plan.comps[c].rels.first().map(|&r| plan.rel_names[r]);
+                    }
+                    if self.db.timed_out {
+                        return None;
                     }
                 }
             }
@@ -163,18 +203,63 @@ impl Interpreter {
         None
     }
 
+    /// Sizes of the static relations evaluated so far, and of the initial state by functor.
+    fn stats(&self) -> Stats {
+        let mut st = Stats::default();
+        let plan = &self.plan;
+        for c in &plan.comps {
+            if c.phase != Phase::Static {
+                continue;
+            }
+            for &r in &c.rels {
+                let rel = &self.db.rels[r];
+                let doms = rel.distinct_counts().into_iter().map(f64::from).collect();
+                st.rels.insert(plan.rel_names[r], (rel.len as f64, doms));
+            }
+        }
+        // Facts of the same functor in the initial state, and their arguments' domains.
+        let init = &self.db.rels[plan.rel_init];
+        let mut by_functor: FxHashMap<(Sym, usize), Vec<FxHashSet<TermId>>> = FxHashMap::default();
+        let mut counts: FxHashMap<(Sym, usize), u32> = FxHashMap::default();
+        for i in 0..init.len {
+            let f = init.tuple(i)[0];
+            let args = self.db.terms.args(f);
+            let key = (self.db.terms.functor(f), args.len());
+            let doms = by_functor.entry(key).or_insert_with(|| vec![FxHashSet::default(); args.len()]);
+            for (d, &a) in doms.iter_mut().zip(args) {
+                d.insert(a);
+            }
+            *counts.entry(key).or_default() += 1;
+        }
+        for (key, doms) in by_functor {
+            st.state.insert(key, (counts[&key] as f64, doms.iter().map(|d| d.len() as f64).collect()));
+        }
+        let nroles = self.roles.len() as f64;
+        st.rels.insert((kw::DOES, 2), (nroles, vec![nroles, 1.0]));
+        st
+    }
+
     fn build(
         game: &Game,
         flats: &[FlatRule],
         deps: &RuleDeps,
-        checked: &FxHashSet<(Sym, usize)>,
+        moded: &FxHashSet<(Sym, usize)>,
+        stats: &Stats,
+        mut terms: TermStore,
     ) -> Result<Interpreter, InterpError> {
-        let mut terms = TermStore::new();
         let mut rels = Vec::new();
         let mut rel_ids = FxHashMap::default();
-        let mut rules = Vec::new();
-        let mut c =
-            Compiler { terms: &mut terms, rels: &mut rels, rel_ids: &mut rel_ids, symbols: &game.symbols, checked };
+        let mut c = Compiler {
+            terms: &mut terms,
+            rels: &mut rels,
+            rel_ids: &mut rel_ids,
+            rel_keys: Vec::new(),
+            symbols: &game.symbols,
+            moded,
+            modes: Vec::new(),
+            mode_ids: FxHashMap::default(),
+            stats,
+        };
         let rel_true = c.rel(kw::TRUE, 1);
         let rel_does = c.rel(kw::DOES, 2);
         let rel_init = c.rel(kw::INIT, 1);
@@ -182,30 +267,58 @@ impl Interpreter {
         let rel_goal = c.rel(kw::GOAL, 2);
         let rel_terminal = c.rel(kw::TERMINAL, 0);
         let rel_next = c.rel(kw::NEXT, 1);
+        // Relation ids of each rule's head and body atoms.
+        let heads: Vec<RelId> = flats.iter().map(|fr| c.rel(fr.head.rel, fr.head.args.len())).collect();
+        let bodies: Vec<Vec<RelId>> = flats
+            .iter()
+            .map(|fr| {
+                fr.body
+                    .iter()
+                    .filter_map(|l| match l {
+                        FlatLit::Pos(a) | FlatLit::Neg(a) => Some(c.rel(a.rel, a.args.len())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let is_moded: Vec<bool> = flats.iter().map(|fr| moded.contains(&(fr.head.rel, fr.head.args.len()))).collect();
         let mut errors = Vec::new();
-        let mut check_rules: Vec<Vec<CRule>> = Vec::new();
-        let mut is_checked = Vec::new();
-        for fr in flats {
-            // Rules of on-demand relations are compiled to check a given head tuple; they stay
-            // in `rules` too, so that rule indices match `flats`, but are never materialized.
-            let on_demand = checked.contains(&(fr.head.rel, fr.head.args.len()));
-            is_checked.push(on_demand);
-            match c.rule(fr, on_demand) {
+        // Rules of materialized relations, by rule index (`None` for top-down relations).
+        let mut rules: Vec<CRule> = Vec::new();
+        let mut rule_of: Vec<Option<usize>> = vec![None; flats.len()];
+        for (i, fr) in flats.iter().enumerate() {
+            if is_moded[i] {
+                continue;
+            }
+            match c.rule(fr, None) {
                 Ok(cr) => {
-                    if on_demand {
-                        if check_rules.len() <= cr.head_rel {
-                            check_rules.resize(cr.head_rel + 1, Vec::new());
-                        }
-                        check_rules[cr.head_rel].push(cr.clone());
-                    }
+                    rule_of[i] = Some(rules.len());
                     rules.push(cr);
                 }
                 Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
             }
         }
+        // Rules of top-down relations, once per mode they are called in (compiling them
+        // may request further modes).
+        let mut mode_rules: Vec<Vec<CRule>> = Vec::new();
+        while mode_rules.len() < c.modes.len() {
+            let (rel, mask) = c.modes[mode_rules.len()].clone();
+            let mut v = Vec::new();
+            for (i, fr) in flats.iter().enumerate() {
+                if heads[i] == rel {
+                    match c.rule(fr, Some(&mask)) {
+                        Ok(cr) => v.push(cr),
+                        Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
+                    }
+                }
+            }
+            mode_rules.push(v);
+        }
         if !errors.is_empty() {
             return Err(InterpError::Invalid(errors));
         }
+        let mode_keys = std::mem::take(&mut c.modes);
+        drop(c);
         let role_syms = game.roles();
         let role_terms: Vec<TermId> = role_syms.iter().map(|&s| terms.intern(s, &[])).collect();
 
@@ -216,10 +329,10 @@ impl Interpreter {
         rel_phase[rel_does] = Phase::Move;
         loop {
             let mut changed = false;
-            for r in &rules {
-                let p = r.body_rels().map(|(b, _)| rel_phase[b]).max().unwrap_or(Phase::Static);
-                if p > rel_phase[r.head_rel] {
-                    rel_phase[r.head_rel] = p;
+            for (h, body) in heads.iter().zip(&bodies) {
+                let p = body.iter().map(|&b| rel_phase[b]).max().unwrap_or(Phase::Static);
+                if p > rel_phase[*h] {
+                    rel_phase[*h] = p;
                     changed = true;
                 }
             }
@@ -227,34 +340,44 @@ impl Interpreter {
                 break;
             }
         }
+        let modes: Vec<Mode> = mode_keys
+            .into_iter()
+            .zip(mode_rules)
+            .map(|((rel, bound), rules)| Mode {
+                rel,
+                free: (0..bound.len()).filter(|&i| !bound[i]).collect(),
+                bound,
+                rules,
+                on_state: rel_phase[rel] >= Phase::State,
+                on_move: rel_phase[rel] >= Phase::Move,
+            })
+            .collect();
 
         // Components of the rule dependency graph, dependencies first.
         let mut comps: Vec<Component> = Vec::with_capacity(deps.comps.len());
         for (ci, comp) in deps.comps.iter().enumerate() {
-            let mut heads: Vec<RelId> = comp.iter().map(|&r| rules[r].head_rel).collect();
-            heads.sort_unstable();
-            heads.dedup();
-            let phase = heads.iter().map(|&h| rel_phase[h]).max().unwrap_or(Phase::Static);
+            let mut comp_heads: Vec<RelId> = comp.iter().map(|&r| heads[r]).collect();
+            comp_heads.sort_unstable();
+            comp_heads.dedup();
+            let phase = comp_heads.iter().map(|&h| rel_phase[h]).max().unwrap_or(Phase::Static);
             let recursive = deps.is_recursive(ci);
-            // Rules of on-demand relations are run by `Db::check`, never materialized.
-            let comp_rules: Vec<usize> = comp.iter().copied().filter(|&r| !is_checked[r]).collect();
-            let heads = if comp_rules.is_empty() { Vec::new() } else { heads };
-            comps.push(Component { rels: heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
+            // Rules of top-down relations are run by calls, never materialized.
+            let comp_rules: Vec<usize> = comp.iter().filter_map(|&r| rule_of[r]).collect();
+            let comp_heads = if comp_rules.is_empty() { Vec::new() } else { comp_heads };
+            comps.push(Component { rels: comp_heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
         }
         // Semi-naive variants: one per body literal that reads a rule of the same component.
         for ri in 0..flats.len() {
             let ci = deps.comp_of[ri];
-            if !comps[ci].recursive || is_checked[ri] {
+            let Some(r) = rule_of[ri] else { continue };
+            if !comps[ci].recursive {
                 continue;
             }
-            let recursive_rels: Vec<RelId> = deps.edges[ri]
-                .iter()
-                .filter(|&&(j, _)| deps.comp_of[j] == ci)
-                .map(|&(j, _)| rules[j].head_rel)
-                .collect();
-            for k in 0..rules[ri].body.len() {
-                if matches!(&rules[ri].body[k], Lit::Pos { rel, .. } if recursive_rels.contains(rel)) {
-                    let mut v = rules[ri].clone();
+            let recursive_rels: Vec<RelId> =
+                deps.edges[ri].iter().filter(|&&(j, _)| deps.comp_of[j] == ci).map(|&(j, _)| heads[j]).collect();
+            for k in 0..rules[r].body.len() {
+                if matches!(&rules[r].body[k], Lit::Pos { rel, .. } if recursive_rels.contains(rel)) {
+                    let mut v = rules[r].clone();
                     v.delta = Some(k);
                     rules.push(v);
                     comps[ci].delta_rules.push(rules.len() - 1);
@@ -264,7 +387,7 @@ impl Interpreter {
         let needed = |rel: RelId| -> Vec<usize> {
             let mut seen = vec![false; comps.len()];
             let mut stack: Vec<usize> =
-                (0..flats.len()).filter(|&r| rules[r].head_rel == rel).map(|r| deps.comp_of[r]).collect();
+                (0..flats.len()).filter(|&r| heads[r] == rel).map(|r| deps.comp_of[r]).collect();
             while let Some(c) = stack.pop() {
                 if std::mem::replace(&mut seen[c], true) {
                     continue;
@@ -306,7 +429,7 @@ impl Interpreter {
             roles: role_syms.iter().map(|&s| game.symbols.name(s).to_string()).collect(),
             role_terms,
             plan: Arc::new(plan),
-            db: Db { terms, rels, check_rules: Arc::new(check_rules), overflow: Default::default() },
+            db: Db::new(terms, rels, modes),
             computed: vec![false; ncomps],
             cur_state: None,
             cur_joint: None,
@@ -325,9 +448,35 @@ impl Interpreter {
         &self.db.terms
     }
 
-    /// Whether some evaluation was cut short by [`MAX_TUPLES`]; results are then incomplete.
+    /// Whether some evaluation was cut short, by the memory guard ([`MAX_TUPLES`]) or the
+    /// deadline; answers are then incomplete.
     pub fn overflowed(&self) -> bool {
-        self.overflow || self.db.overflow.get()
+        self.overflow || self.db.interrupted()
+    }
+
+    /// Sets (or with `None` removes) a deadline for evaluation. Past it, evaluation stops
+    /// early (the clock is read every few thousand join steps), and [`Interpreter::timed_out`]
+    /// and [`Interpreter::overflowed`] report that answers are incomplete. Setting a deadline
+    /// after a time-out forgets everything computed so far, so evaluation can start afresh.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.db.deadline = deadline;
+        if self.db.timed_out {
+            self.db.timed_out = false;
+            for c in 0..self.computed.len() {
+                self.computed[c] = false;
+                for &r in &self.plan.comps[c].rels {
+                    self.db.rels[r].clear();
+                }
+            }
+            self.db.reset_tables();
+            self.cur_state = None;
+            self.cur_joint = None;
+        }
+    }
+
+    /// Whether evaluation ran past the deadline and was cut short.
+    pub fn timed_out(&self) -> bool {
+        self.db.timed_out
     }
 
     fn run_rule(&mut self, ri: usize) {
@@ -340,7 +489,7 @@ impl Interpreter {
         binds.resize(rule.nvars, UNBOUND);
         out.clear();
         let proved = self.db.join(rule, 0, &mut binds, &mut out);
-        if self.db.overflow.get() {
+        if self.db.interrupted() {
             out.clear();
         }
         let hv = rule.head_vars.len();
@@ -395,7 +544,7 @@ impl Interpreter {
                         break;
                     }
                 }
-                if !grew {
+                if !grew || self.db.interrupted() {
                     break;
                 }
                 for &ri in &comp.delta_rules {
@@ -437,6 +586,7 @@ impl Interpreter {
             return;
         }
         self.clear_components(|p| &p.dynamic);
+        self.db.clear_tables(|m| m.on_state);
         let (rt, rd) = (self.plan.rel_true, self.plan.rel_does);
         let Db { terms, rels, .. } = &mut self.db;
         rels[rt].clear();
@@ -456,6 +606,7 @@ impl Interpreter {
             return;
         }
         self.clear_components(|p| &p.moving);
+        self.db.clear_tables(|m| m.on_move);
         let rd = self.plan.rel_does;
         let Db { terms, rels, .. } = &mut self.db;
         rels[rd].clear();
@@ -483,27 +634,27 @@ impl Interpreter {
         self.symbols.name(self.db.terms.functor(t)).parse().ok()
     }
 
-    /// Every relation's name, arity and current number of tuples (for diagnostics).
+    /// Every relation's name, arity and current number of tuples (for diagnostics); for a
+    /// relation evaluated top-down, the answers in its tables.
     pub fn relation_sizes(&self) -> Vec<(String, usize, u32)> {
-        self.plan
-            .rel_names
-            .iter()
-            .zip(&self.db.rels)
-            .map(|(&(s, a), r)| (self.symbols.name(s).to_string(), a, r.len))
-            .collect()
+        let mut sizes: Vec<u32> = self.db.rels.iter().map(|r| r.len).collect();
+        for (m, t) in self.db.modes.iter().zip(&self.db.tables) {
+            sizes[m.rel] += t.len();
+        }
+        self.plan.rel_names.iter().zip(sizes).map(|(&(s, a), n)| (self.symbols.name(s).to_string(), a, n)).collect()
     }
 }
 
-/// Chooses the relations to evaluate on demand (top-down, per tuple) instead of
-/// materializing them: non-recursive, non-keyword relations defined by rules that depend on
-/// the state, plus `forced` static ones, wherever every use of them can be placed after all
-/// of its variables are bound. A relation that only ever serves as a test, such as chess's
-/// `threatened_with_capture`, is far cheaper to prove for the few tuples asked than to list.
-fn on_demand_relations(
-    flats: &[FlatRule],
-    deps: &RuleDeps,
-    forced: &FxHashSet<(Sym, usize)>,
-) -> FxHashSet<(Sym, usize)> {
+/// Chooses the relations to evaluate top-down (see `table.rs`) instead of materializing
+/// them: non-keyword relations that depend on the state, plus `forced` static ones (too
+/// large to list), wherever each use of them binds some of their arguments (for a
+/// non-recursive relation: all of them), by literals that are materialized or by the head of
+/// a rule itself evaluated top-down. A recursive component is evaluated top-down as a whole
+/// or not at all. A relation that only serves as a test, such as chess's
+/// `threatened_with_capture`, or a recursion called with bound inputs, such as an
+/// accumulator loop or a path search carrying the list of visited cells, is far cheaper to
+/// answer for the arguments asked than to list.
+fn moded_relations(flats: &[FlatRule], deps: &RuleDeps, forced: &FxHashSet<(Sym, usize)>) -> FxHashSet<(Sym, usize)> {
     let key = |a: &Atom| (a.rel, a.args.len());
     let keywords = [
         kw::ROLE,
@@ -537,20 +688,32 @@ fn on_demand_relations(
             break;
         }
     }
+    // Recursive relations, and those whose recursion builds terms (a head with a function
+    // term holding a variable, such as a list's tail): listing those may never end.
+    let mut building: FxHashSet<(Sym, usize)> = FxHashSet::default();
+    for (i, fr) in flats.iter().enumerate() {
+        if deps.is_recursive(deps.comp_of[i]) {
+            if fr.head.args.iter().any(|t| matches!(t, crate::gdl::Term::Func(..)) && !t.is_ground()) {
+                for &r in &deps.comps[deps.comp_of[i]] {
+                    building.insert(key(&flats[r].head));
+                }
+            }
+        }
+    }
     let mut cand: FxHashSet<(Sym, usize)> = FxHashSet::default();
     let mut excluded: FxHashSet<(Sym, usize)> = FxHashSet::default();
-    for (i, fr) in flats.iter().enumerate() {
+    for fr in flats {
         let k = key(&fr.head);
-        if keywords.contains(&k.0) || deps.is_recursive(deps.comp_of[i]) || fr.body.is_empty() {
+        if keywords.contains(&k.0) {
             excluded.insert(k);
-        } else if dynamic.contains(&k) || forced.contains(&k) {
+        } else if dynamic.contains(&k) || forced.contains(&k) || building.contains(&k) {
             cand.insert(k);
         }
     }
     cand.retain(|k| !excluded.contains(k));
-    // Drop candidates used somewhere with a variable that nothing else binds. Positive uses
-    // that must generate bindings are dropped first: once they enumerate, the tests that
-    // depend on their bindings may stay on demand.
+    // Drop candidates used somewhere without enough bound arguments. Positive uses that
+    // must generate bindings are dropped first: once they enumerate, the tests that depend
+    // on their bindings may stay top-down.
     loop {
         let mut drop_pos = Vec::new();
         let mut drop_neg = Vec::new();
@@ -577,8 +740,12 @@ fn on_demand_relations(
                     _ => continue,
                 };
                 if cand.contains(&key(a)) {
-                    let mut ok = true;
-                    a.for_each_var(&mut |v| ok &= bound.contains(&v));
+                    let arg_bound = |t: &crate::gdl::Term| {
+                        let mut ok = true;
+                        t.for_each_var(&mut |v| ok &= bound.contains(&v));
+                        ok
+                    };
+                    let ok = a.args.iter().any(arg_bound);
                     if !ok {
                         if pos {
                             drop_pos.push(key(a))
@@ -589,7 +756,15 @@ fn on_demand_relations(
                 }
             }
         }
-        let drop = if drop_pos.is_empty() { drop_neg } else { drop_pos };
+        let mut drop = if drop_pos.is_empty() { drop_neg } else { drop_pos };
+        // A recursive component goes top-down as a whole or not at all.
+        for comp in &deps.comps {
+            let heads: Vec<(Sym, usize)> = comp.iter().map(|&r| key(&flats[r].head)).collect();
+            if heads.iter().any(|k| cand.contains(k)) && heads.iter().any(|k| !cand.contains(k) || drop.contains(k)) {
+                drop.extend(heads.iter().filter(|k| cand.contains(k)));
+            }
+        }
+        drop.retain(|k| cand.contains(k));
         if drop.is_empty() {
             break;
         }

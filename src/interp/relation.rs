@@ -125,38 +125,28 @@ impl Relation {
         }
     }
 
-    /// Tuple indices in `[lo, hi)` filed under `key` in index `slot`, newest first.
+    /// The newest tuple filed under `key` in index `slot` ([`NIL`] if none).
     #[inline]
-    pub fn chain(&self, slot: usize, key: u64, lo: u32, hi: u32) -> Chain<'_> {
-        let ix = &self.indexes[slot];
-        let cur = ix.heads.get(&key).copied().unwrap_or(NIL);
-        Chain { next: &ix.next, cur, lo, hi }
+    pub fn chain_head(&self, slot: usize, key: u64) -> u32 {
+        self.indexes[slot].heads.get(&key).copied().unwrap_or(NIL)
     }
-}
 
-/// Iterator over an index chain restricted to a range of tuple indices.
-pub struct Chain<'a> {
-    next: &'a [u32],
-    cur: u32,
-    lo: u32,
-    hi: u32,
-}
-
-impl Iterator for Chain<'_> {
-    type Item = u32;
+    /// The tuple filed under the same key as tuple `i`, next older than it ([`NIL`] if none).
     #[inline]
-    fn next(&mut self) -> Option<u32> {
-        while self.cur != NIL {
-            let c = self.cur;
-            if c < self.lo {
-                self.cur = NIL;
-                return None;
-            }
-            self.cur = self.next[c as usize];
-            if c < self.hi {
-                return Some(c);
-            }
-        }
-        None
+    pub fn chain_next(&self, slot: usize, i: u32) -> u32 {
+        self.indexes[slot].next[i as usize]
+    }
+
+    /// Number of distinct values at each argument position (for join planning).
+    pub fn distinct_counts(&self) -> Vec<u32> {
+        (0..self.arity)
+            .map(|p| {
+                let mut seen = rustc_hash::FxHashSet::default();
+                for i in 0..self.len {
+                    seen.insert(self.tuple(i)[p]);
+                }
+                seen.len() as u32
+            })
+            .collect()
     }
 }

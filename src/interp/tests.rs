@@ -1,5 +1,5 @@
 //! Tests of the interpreter: golden tests on every game of `gdl/`, exhaustive state counts,
-//! small inline games for recursion, `or`, negation and on-demand evaluation, and random
+//! small inline games for recursion, `or`, negation and top-down evaluation, and random
 //! playout properties.
 
 use super::*;
@@ -758,6 +758,190 @@ fn static_relation_defined_by_rules() {
     // Static relations stay correct after many state changes.
     let s0 = m.initial_state();
     assert_eq!(legal(&mut m, &s0, 0).len(), 4);
+}
+
+/// Size of a relation: tuples, or for a relation evaluated top-down, answers in its tables.
+fn relation_size(m: &Interpreter, name: &str) -> u32 {
+    m.relation_sizes().iter().filter(|(n, _, _)| n == name).map(|&(_, _, k)| k).sum()
+}
+
+/// A count with accumulators, as merrills counts its stones: `count_loop` walks the cells
+/// with the counts so far bound. Listed bottom-up it would hold every pair of counts at
+/// every cell; asked top-down it holds one answer per cell.
+const ACCUMULATOR: &str = "
+    (role p)
+    (init (cell a x)) (init (cell b o)) (init (cell c x)) (init (cell d x))
+    (next_cell a b) (next_cell b c) (next_cell c d) (last d)
+    (succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+    (succ 8 9) (succ 9 10) (succ 10 11) (succ 11 12) (succ 12 13) (succ 13 14) (succ 14 15)
+    (<= (number ?n) (succ ?n ?m))
+    (<= (count_one ?c ?x0 ?o ?x ?o) (true (cell ?c x)) (succ ?x0 ?x) (number ?o))
+    (<= (count_one ?c ?x ?o0 ?x ?o) (true (cell ?c o)) (succ ?o0 ?o) (number ?x))
+    (<= (count_loop ?c ?x0 ?o0 ?x ?o) (last ?c) (count_one ?c ?x0 ?o0 ?x ?o))
+    (<= (count_loop ?c ?x0 ?o0 ?x ?o)
+        (count_one ?c ?x0 ?o0 ?x1 ?o1) (next_cell ?c ?d) (count_loop ?d ?x1 ?o1 ?x ?o))
+    (<= (count ?x ?o) (count_loop a 0 0 ?x ?o))
+    (<= (legal p (flip ?c)) (true (cell ?c x)))
+    (<= (next (cell ?c o)) (does p (flip ?c)))
+    (<= (next (cell ?c ?m)) (true (cell ?c ?m)) (not (does p (flip ?c))))
+    (<= (goal p ?x) (count ?x ?o))
+    (<= terminal (count 0 ?o))
+";
+
+#[test]
+fn accumulator_recursion_is_answered_top_down() {
+    let mut m = inline(ACCUMULATOR);
+    let s = m.initial_state();
+    assert_eq!(m.goal(&s, 0), Some(3));
+    assert!(!m.is_terminal(&s));
+    assert!(relation_size(&m, "count_loop") <= 4, "count_loop listed: {}", relation_size(&m, "count_loop"));
+    let s = step(&mut m, &s, &["( flip c )"]);
+    assert_eq!(m.goal(&s, 0), Some(2));
+    let s = step(&mut m, &s, &["( flip a )"]);
+    assert_eq!(legal(&mut m, &s, 0), vec!["( flip d )"]);
+    let s = step(&mut m, &s, &["( flip d )"]);
+    assert!(m.is_terminal(&s));
+    assert_eq!(m.goal(&s, 0), Some(0));
+    assert!(!m.overflowed());
+}
+
+/// A path search that carries the list of cells visited, as laikLee_hex's `connection`:
+/// `ok_list` and `member` build lists (bottom-up they would never end), `path` is called
+/// with its list bound.
+const LIST_PATH: &str = "
+    (role p)
+    (node s) (node a) (node b) (node c) (node t)
+    (edge s a) (edge a t) (edge s b) (edge b c) (edge c t) (edge a b)
+    (init (on s)) (init (on a)) (init (on b)) (init (on c)) (init (on t))
+    (<= (adj ?x ?y) (edge ?x ?y))
+    (<= (adj ?x ?y) (edge ?y ?x))
+    (ok_list nil)
+    (<= (ok_list (cons ?x ?t)) (node ?x) (ok_list ?t))
+    (<= (member ?x (cons ?x ?t)) (node ?x) (ok_list ?t))
+    (<= (member ?x (cons ?y ?t)) (node ?y) (member ?x ?t))
+    (<= (path ?x ?y ?vis) (adj ?x ?y) (true (on ?x)) (true (on ?y)) (ok_list ?vis))
+    (<= (path ?x ?y ?vis)
+        (adj ?x ?z) (true (on ?x)) (not (member ?z ?vis)) (path ?z ?y (cons ?x ?vis)))
+    (<= connected (path s t nil))
+    (<= (legal p (cut ?x)) (true (on ?x)) (distinct ?x s) (distinct ?x t))
+    (<= (next (on ?x)) (true (on ?x)) (not (does p (cut ?x))))
+    (<= (goal p 100) connected)
+    (<= (goal p 0) (not connected))
+    (<= terminal (not connected))
+";
+
+#[test]
+fn list_building_recursion_is_answered_top_down() {
+    let mut m = inline(LIST_PATH);
+    let s = m.initial_state();
+    assert!(!m.overflowed());
+    assert_eq!(m.goal(&s, 0), Some(100));
+    assert_eq!(legal(&mut m, &s, 0), strings(&["( cut a )", "( cut b )", "( cut c )"]));
+    // Without a: s-b-c-t. Without a and c: b is a dead end.
+    let s1 = step(&mut m, &s, &["( cut a )"]);
+    assert!(!m.is_terminal(&s1));
+    assert_eq!(m.goal(&s1, 0), Some(100));
+    let s2 = step(&mut m, &s1, &["( cut c )"]);
+    assert!(m.is_terminal(&s2));
+    assert_eq!(m.goal(&s2, 0), Some(0));
+    // Without b: s-a-t still; without c too: s-a-t.
+    let s3 = step(&mut m, &s, &["( cut b )"]);
+    let s4 = step(&mut m, &s3, &["( cut c )"]);
+    assert_eq!(m.goal(&s4, 0), Some(100));
+    assert!(!m.overflowed());
+}
+
+/// Recursion through a cycle of subgoals: `reach` called with its first argument bound
+/// (legal) and with both bound (goal), on a graph with a cycle.
+#[test]
+fn recursion_through_a_cycle_of_subgoals() {
+    let mut m = inline(
+        "
+        (role p)
+        (init (edge a b)) (init (edge b c)) (init (edge c a)) (init (edge c d)) (init (edge e a))
+        (<= (reach ?x ?y) (true (edge ?x ?y)))
+        (<= (reach ?x ?y) (true (edge ?x ?z)) (reach ?z ?y))
+        (<= (legal p (go ?y)) (reach a ?y))
+        (<= (next (edge ?x ?y)) (true (edge ?x ?y)) (does p (go ?z)) (distinct ?y ?z))
+        (<= (goal p 100) (reach b a) (not (reach d a)))
+        (<= (goal p 0) (not (reach b a)))
+        (<= terminal (not (reach b a)))
+    ",
+    );
+    let s = m.initial_state();
+    assert_eq!(legal(&mut m, &s, 0), strings(&["( go a )", "( go b )", "( go c )", "( go d )"]));
+    assert_eq!(m.goal(&s, 0), Some(100));
+    // Dropping the edges into d leaves the cycle.
+    let s1 = step(&mut m, &s, &["( go d )"]);
+    assert_eq!(legal(&mut m, &s1, 0), strings(&["( go a )", "( go b )", "( go c )"]));
+    assert_eq!(m.goal(&s1, 0), Some(100));
+    // Dropping the edge into a breaks it: from a, b and c remain reachable.
+    let s2 = step(&mut m, &s1, &["( go a )"]);
+    assert_eq!(legal(&mut m, &s2, 0), strings(&["( go b )", "( go c )"]));
+    assert!(m.is_terminal(&s2));
+    assert_eq!(m.goal(&s2, 0), Some(0));
+}
+
+/// `clear ?u ?x`: the cells between u and x are blank, as in slaughter's `clear_row`.
+/// `clear` is called with all arguments bound and, its two calls being ordered as written,
+/// its recursion calls its siblings in a cycle (the cells are listed right to left, so they
+/// are tried left to right).
+#[test]
+fn cyclic_subgoals_not_reached_in_the_last_pass_are_evaluated_again() {
+    let mut m = inline(
+        "
+        (role p)
+        (next_file 1 2) (next_file 2 3) (next_file 3 4) (next_file 4 5)
+        (init (cell 5 q)) (init (cell 4 b)) (init (cell 3 b)) (init (cell 2 b)) (init (cell 1 b))
+        (<= (nf ?u ?w) (next_file ?u ?w) (true (cell ?u ?c)))
+        (<= (clear ?u ?x) (next_file ?u ?x))
+        (<= (clear ?u ?x) (true (cell ?w b)) (clear ?w ?x) (nf ?u ?w))
+        (<= (legal p (to ?u ?x)) (true (cell ?u ?c)) (true (cell ?x ?d)) (clear ?u ?x))
+        (<= (next (cell ?u ?c)) (true (cell ?u ?c)))
+        (goal p 0)
+        (<= terminal (true (cell 5 b)))
+    ",
+    );
+    let s = m.initial_state();
+    let mut expected = Vec::new();
+    for u in 1..=5 {
+        for x in u + 1..=5 {
+            expected.push(format!("( to {u} {x} )"));
+        }
+    }
+    assert_eq!(legal(&mut m, &s, 0), expected);
+}
+
+/// A join of seven 30-value relations (30^7 bindings) with no solution: the deadline stops
+/// it at once.
+const EXPLOSIVE: &str = "
+    (role p)
+    (n 1) (n 2) (n 3) (n 4) (n 5) (n 6) (n 7) (n 8) (n 9) (n 10) (n 11) (n 12) (n 13) (n 14)
+    (n 15) (n 16) (n 17) (n 18) (n 19) (n 20) (n 21) (n 22) (n 23) (n 24) (n 25) (n 26)
+    (n 27) (n 28) (n 29) (n 30)
+    (init on)
+    (<= (legal p go) (true on))
+    (<= (next on) (true on))
+    (goal p 0)
+    (<= (all ?a ?b ?c ?d ?e ?f ?g) (true on) (n ?a) (n ?b) (n ?c) (n ?d) (n ?e) (n ?f) (n ?g))
+    (<= terminal (true on) (n ?a) (n ?b) (n ?c) (n ?d) (n ?e) (n ?f) (n ?g) (not (all ?a ?b ?c ?d ?e ?f ?g)))
+";
+
+#[test]
+fn deadline_stops_an_explosive_evaluation() {
+    let mut m = inline(EXPLOSIVE);
+    let s = m.initial_state();
+    assert!(!m.timed_out());
+    let start = std::time::Instant::now();
+    m.set_deadline(Some(start + std::time::Duration::from_millis(100)));
+    m.is_terminal(&s);
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "took {:?}", start.elapsed());
+    assert!(m.timed_out());
+    assert!(m.overflowed());
+    // A new deadline starts afresh: what does not explode answers correctly again.
+    m.set_deadline(None);
+    assert!(!m.timed_out() && !m.overflowed());
+    assert_eq!(legal(&mut m, &s, 0), vec!["go"]);
 }
 
 #[test]
