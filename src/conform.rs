@@ -101,8 +101,9 @@ pub struct PropnetBuilder;
 
 impl EngineBuilder for PropnetBuilder {
     type Machine = crate::propnet::PropnetMachine;
-    fn build(&self, game: &Game) -> Result<Self::Machine, String> {
-        crate::propnet::build(game, &crate::propnet::Budget::default()).map(|(m, _)| m).map_err(|e| e.to_string())
+    fn build(&self, game: &Game, deadline: Option<Instant>) -> Result<Self::Machine, String> {
+        let budget = crate::propnet::Budget { deadline, ..Default::default() };
+        crate::propnet::build(game, &budget).map(|(m, _)| m).map_err(|e| e.to_string())
     }
 }
 

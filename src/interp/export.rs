@@ -35,8 +35,8 @@ impl Interpreter {
     /// relation is evaluated on demand (so never listed) and has rules.
     pub fn for_each_tuple(&self, rel: Sym, arity: usize, mut f: impl FnMut(&[TermId])) -> Result<(), String> {
         let Some(id) = self.plan.rel_names.iter().position(|&k| k == (rel, arity)) else { return Ok(()) };
-        if self.db.check_rules.get(id).is_some_and(|rs| !rs.is_empty()) {
-            return Err(format!("relation {}/{arity} is too large to list", self.symbols.name(rel)));
+        if self.db.modes.iter().any(|m| m.rel == id) {
+            return Err(format!("relation {}/{arity} is evaluated top-down, not listed", self.symbols.name(rel)));
         }
         let r = &self.db.rels[id];
         for i in 0..r.len {

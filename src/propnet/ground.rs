@@ -159,9 +159,13 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         pos: Default::default(),
     });
     let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
-    let mut interp = Interpreter::new(&relaxed).map_err(|e| GroundError::Invalid(e.to_string()))?;
-    budget.check_time("building the relaxed game")?;
-    if !interp.eval_static() {
+    let mut interp =
+        Interpreter::with_deadline(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
+    let complete = interp.eval_static();
+    if interp.timed_out() {
+        return Err(GroundError::Timeout("computing domains".into()));
+    }
+    if !complete || interp.overflowed() {
         return Err(GroundError::TooLarge("the domain analysis exceeded the interpreter's limits".into()));
     }
     budget.check_time("computing domains")?;
