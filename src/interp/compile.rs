@@ -262,6 +262,25 @@ impl Compiler<'_> {
     /// the head arguments at the positions it marks are bound on entry, and the rule
     /// yields the values of the variables of the others. Errors name unsafe variables.
     pub fn rule(&mut self, fr: &FlatRule, head_bound: Option<&[bool]>) -> Result<CRule, String> {
+        self.rule_inner(fr, head_bound, false)
+    }
+
+    /// Compiles the semi-naive variant of a rule that reads the delta of its body literal
+    /// `j` (a positive literal): that literal is joined first, so a round whose delta is
+    /// empty costs nothing. Returns the rule and the index of that literal in its body.
+    pub fn delta_rule(&mut self, fr: &FlatRule, j: usize) -> Result<(CRule, usize), String> {
+        let mut body = fr.body.clone();
+        let lit = body.remove(j);
+        body.insert(0, lit);
+        let reordered = FlatRule { head: fr.head.clone(), body, pos: fr.pos };
+        let mut cr = self.rule_inner(&reordered, None, true)?;
+        let k = cr.body.iter().position(|l| matches!(l, Lit::Pos { .. })).ok_or("no positive literal")?;
+        cr.delta = Some(k);
+        Ok((cr, k))
+    }
+
+    fn rule_inner(&mut self, fr: &FlatRule, head_bound: Option<&[bool]>, pos_first: bool) -> Result<CRule, String> {
+        let mut pos_first = pos_first;
         let mut vars: FxHashMap<Sym, u16> = FxHashMap::default();
         let (head_rel, head) = self.atom(&fr.head, &mut vars);
         let mut pending = Vec::new();
@@ -342,9 +361,14 @@ impl Compiler<'_> {
                 continue;
             }
             // The positive literal expected to yield fewest tuples next; fewer new variables
-            // break ties.
+            // break ties. A delta variant starts with its delta literal (the first one).
             let mut best: Option<(usize, f64, usize)> = None;
-            for (i, p) in pending.iter().enumerate() {
+            let mut forced = false;
+            if std::mem::take(&mut pos_first) {
+                best = pending.iter().position(|p| matches!(p, Pending::Pos(..))).map(|i| (i, 0.0, 0));
+                forced = best.is_some();
+            }
+            for (i, p) in pending.iter().enumerate().filter(|_| !forced) {
                 let (rel, ps) = match p {
                     Pending::Pos(rel, ps) => (*rel, ps),
                     Pending::Call(rel, ps, false) if !ps.iter().all(|p| pat_bound(p, &bound)) => (*rel, ps),

@@ -23,7 +23,7 @@ pub use terms::{TermId, TermStore};
 
 use crate::gdl::{flatten, kw, rule_deps, validate, Atom, FlatLit, FlatRule, Game, RuleDeps, Sym, SymbolTable};
 use crate::machine::{Goal, StateMachine};
-use compile::{CRule, Compiler, Lit, RelId, Stats};
+use compile::{CRule, Compiler, RelId, Stats};
 use eval::Db;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -317,6 +317,31 @@ impl Interpreter {
         if !errors.is_empty() {
             return Err(InterpError::Invalid(errors));
         }
+        // Semi-naive variants of recursive rules: one per body literal that reads a rule of
+        // the same component, compiled with that literal joined first.
+        let mut delta_variants: Vec<(usize, CRule)> = Vec::new();
+        for (ri, fr) in flats.iter().enumerate() {
+            let ci = deps.comp_of[ri];
+            if rule_of[ri].is_none() || !deps.is_recursive(ci) {
+                continue;
+            }
+            let recursive: FxHashSet<(Sym, usize)> = deps.edges[ri]
+                .iter()
+                .filter(|&&(j, _)| deps.comp_of[j] == ci)
+                .map(|&(j, _)| (flats[j].head.rel, flats[j].head.args.len()))
+                .collect();
+            for (j, l) in fr.body.iter().enumerate() {
+                if matches!(l, FlatLit::Pos(a) if recursive.contains(&(a.rel, a.args.len()))) {
+                    match c.delta_rule(fr, j) {
+                        Ok((cr, _)) => delta_variants.push((ri, cr)),
+                        Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
+                    }
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(InterpError::Invalid(errors));
+        }
         let mode_keys = std::mem::take(&mut c.modes);
         drop(c);
         let role_syms = game.roles();
@@ -366,23 +391,9 @@ impl Interpreter {
             let comp_heads = if comp_rules.is_empty() { Vec::new() } else { comp_heads };
             comps.push(Component { rels: comp_heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
         }
-        // Semi-naive variants: one per body literal that reads a rule of the same component.
-        for ri in 0..flats.len() {
-            let ci = deps.comp_of[ri];
-            let Some(r) = rule_of[ri] else { continue };
-            if !comps[ci].recursive {
-                continue;
-            }
-            let recursive_rels: Vec<RelId> =
-                deps.edges[ri].iter().filter(|&&(j, _)| deps.comp_of[j] == ci).map(|&(j, _)| heads[j]).collect();
-            for k in 0..rules[r].body.len() {
-                if matches!(&rules[r].body[k], Lit::Pos { rel, .. } if recursive_rels.contains(rel)) {
-                    let mut v = rules[r].clone();
-                    v.delta = Some(k);
-                    rules.push(v);
-                    comps[ci].delta_rules.push(rules.len() - 1);
-                }
-            }
+        for (ri, cr) in delta_variants {
+            rules.push(cr);
+            comps[deps.comp_of[ri]].delta_rules.push(rules.len() - 1);
         }
         let needed = |rel: RelId| -> Vec<usize> {
             let mut seen = vec![false; comps.len()];
