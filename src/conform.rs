@@ -41,6 +41,9 @@ pub enum Outcome {
     Fail(String),
     /// Our engine could not load the game.
     LoadError(String),
+    /// The engine declined the game (a propnet too large to build within its budget); the
+    /// rules themselves loaded.
+    NotBuilt(String),
     /// The reference could not load the game either; nothing to compare.
     NoReference(String),
     /// The time limit ran out; the states checked so far agreed.
@@ -53,6 +56,7 @@ impl Outcome {
             Outcome::Pass => "pass",
             Outcome::Fail(_) => "FAIL",
             Outcome::LoadError(_) => "LOAD-ERROR",
+            Outcome::NotBuilt(_) => "NOT-BUILT",
             Outcome::NoReference(_) => "no-reference",
             Outcome::Timeout => "TIMEOUT",
         }
@@ -149,7 +153,7 @@ fn replay<B: EngineBuilder>(
     };
     let game_path: PathBuf = games.join(format!("{}.kif", header.game));
     let game = Game::load(&game_path).map_err(|e| Outcome::LoadError(e.to_string()))?;
-    let mut m = builder.build(&game, start.checked_add(limit)).map_err(Outcome::LoadError)?;
+    let mut m = builder.build(&game, start.checked_add(limit)).map_err(Outcome::NotBuilt)?;
     // Answers cut short by the deadline or the memory guard are incomplete: report that, not
     // a difference.
     let incomplete = |m: &B::Machine, at: &str| {

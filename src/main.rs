@@ -52,6 +52,10 @@ enum Cmd {
         /// Exit 0 when the only problems are time-outs (every state checked agreed).
         #[arg(long)]
         allow_timeout: bool,
+        /// Exit 0 when games the engine could not build (a propnet over its budget) are the
+        /// only other problems; they are still listed.
+        #[arg(long)]
+        allow_not_built: bool,
         /// A file naming games known to fail (one per line, `#` comments): they are still
         /// run and shown, but do not change the exit code.
         #[arg(long)]
@@ -131,7 +135,7 @@ fn load(path: &Path) -> Result<Game, ExitCode> {
 fn run(cmd: Cmd) -> Result<ExitCode> {
     match cmd {
         Cmd::Check { game } => Ok(check(&game)),
-        Cmd::Conform { trace, games, engine, timeout_s, jobs, allow_timeout, known_failures } => {
+        Cmd::Conform { trace, games, engine, timeout_s, jobs, allow_timeout, allow_not_built, known_failures } => {
             let known: Vec<String> = match &known_failures {
                 Some(p) => std::fs::read_to_string(p)?
                     .lines()
@@ -161,6 +165,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 r.outcome.is_pass()
                     || known.contains(&r.game)
                     || (allow_timeout && r.outcome == factotum::conform::Outcome::Timeout)
+                    || (allow_not_built && matches!(r.outcome, factotum::conform::Outcome::NotBuilt(_)))
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -323,10 +328,19 @@ fn print_conformance(results: &[TraceResult]) {
     }
     let pass = results.iter().filter(|r| r.outcome.is_pass()).count();
     let states: usize = results.iter().map(|r| r.states).sum();
+    let not_built = results.iter().filter(|r| matches!(r.outcome, factotum::conform::Outcome::NotBuilt(_))).count();
     println!("\n{pass}/{} games agree, {states} states checked", results.len());
+    if not_built > 0 {
+        println!(
+            "{not_built} game(s) not built by the engine; {pass}/{} of those built agree",
+            results.len() - not_built
+        );
+    }
     for r in results.iter().filter(|r| !r.outcome.is_pass()) {
         let why = match &r.outcome {
-            factotum::conform::Outcome::Fail(s) | factotum::conform::Outcome::LoadError(s) => s.clone(),
+            factotum::conform::Outcome::Fail(s)
+            | factotum::conform::Outcome::LoadError(s)
+            | factotum::conform::Outcome::NotBuilt(s) => s.clone(),
             factotum::conform::Outcome::Timeout => "time limit".into(),
             _ => String::new(),
         };
