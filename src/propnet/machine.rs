@@ -65,9 +65,20 @@ pub struct Compiled {
 }
 
 /// A propnet state: one bit per base proposition.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, Default)]
 pub struct PnState {
     pub bits: Vec<u64>,
+}
+
+impl Clone for PnState {
+    fn clone(&self) -> PnState {
+        PnState { bits: self.bits.clone() }
+    }
+
+    /// Reuses the allocation (playouts reset their state this way).
+    fn clone_from(&mut self, source: &PnState) {
+        self.bits.clone_from(&source.bits);
+    }
 }
 
 impl PnState {

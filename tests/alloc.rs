@@ -1,0 +1,64 @@
+//! The propnet's hot path allocates nothing: after a warm-up playout, random playouts
+//! (legal moves, next state, terminal, goals) make no heap allocation at all. Counted with a
+//! global allocator that tallies calls (its own test binary, so nothing else runs in it).
+
+use factotum::gdl::Game;
+use factotum::machine::{random_playout, PlayoutBuffers, StateMachine};
+use factotum::propnet::{self, Budget};
+use rand::SeedableRng;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn propnet_playouts_allocate_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in
+        ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"]
+    {
+        let game = Game::load(&root.join("gdl").join(file)).unwrap();
+        let (mut m, _) = propnet::build(&game, &Budget::default()).unwrap();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let initial = m.initial_state();
+        let mut bufs = PlayoutBuffers::new(&mut m);
+        let mut state = initial.clone();
+        // Warm-up: buffers grow to their working size.
+        for _ in 0..20 {
+            state.clone_from(&initial);
+            random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs);
+        }
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let mut steps = 0;
+        for _ in 0..500 {
+            state.clone_from(&initial);
+            steps += random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs).depth;
+            for r in 0..m.roles().len() {
+                std::hint::black_box(m.goal(&state, r));
+            }
+        }
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        assert!(steps > 1000, "{file}: {steps} steps");
+        assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} steps");
+    }
+}
