@@ -96,6 +96,7 @@ const NEXT: &str = "#next";
 pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     let flats = flatten(&game.rules).map_err(|e| GroundError::Invalid(e.to_string()))?;
     let mut symbols = game.symbols.clone();
+    let flats = project_locals(flats, &mut symbols);
     let base = symbols.intern(BASE);
     let does = symbols.intern(DOES);
     let init = symbols.intern(INIT);
@@ -242,6 +243,64 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         bases,
         inputs,
     })
+}
+
+/// Projects out variables that only one positive body literal uses: in
+/// `(<= (next (cell ?x ?y ?p)) (true (cell ?x ?y ?p)) (does ?r (move ?x1 ?y1 ?x2 ?y2)) ...)`
+/// where `?x2 ?y2` appear nowhere else, the literal becomes `(#proj_k ?r ?x1 ?y1)` with a
+/// new rule `(<= (#proj_k ?r ?x1 ?y1) (does ?r (move ?x1 ?y1 ?x2 ?y2)))`. The meaning is the
+/// same (those variables are existential), but the rule's instances no longer multiply by
+/// their values: a frame axiom gets one instance per cell and moved-from square, not per
+/// cell and move.
+fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
+    use crate::gdl::FlatRule;
+    let mut out = Vec::with_capacity(flats.len());
+    let mut made: rustc_hash::FxHashMap<(Atom, Vec<Sym>), Sym> = rustc_hash::FxHashMap::default();
+    let mut extra = Vec::new();
+    for mut fr in flats {
+        let vars_of = |l: &FlatLit, v: &mut Vec<Sym>| match l {
+            FlatLit::Pos(a) | FlatLit::Neg(a) => a.for_each_var(&mut |x| v.push(x)),
+            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
+                a.for_each_var(&mut |x| v.push(x));
+                b.for_each_var(&mut |x| v.push(x));
+            }
+        };
+        for j in 0..fr.body.len() {
+            let FlatLit::Pos(a) = &fr.body[j] else { continue };
+            let mut elsewhere: Vec<Sym> = Vec::new();
+            fr.head.for_each_var(&mut |x| elsewhere.push(x));
+            for (k, l) in fr.body.iter().enumerate() {
+                if k != j {
+                    vars_of(l, &mut elsewhere);
+                }
+            }
+            let mut mine: Vec<Sym> = Vec::new();
+            a.for_each_var(&mut |x| {
+                if !mine.contains(&x) {
+                    mine.push(x)
+                }
+            });
+            let kept: Vec<Sym> = mine.iter().copied().filter(|x| elsewhere.contains(x)).collect();
+            if kept.len() == mine.len() || fr.body.len() == 1 {
+                continue;
+            }
+            // One projection per literal shape, shared by every rule that needs it.
+            let key = (a.clone(), kept.clone());
+            let name = *made.entry(key).or_insert_with(|| {
+                let name = symbols.intern(&format!("#proj{}", extra.len()));
+                extra.push(FlatRule {
+                    head: Atom { rel: name, args: kept.iter().map(|&v| Term::Var(v)).collect() },
+                    body: vec![FlatLit::Pos(a.clone())],
+                    pos: fr.pos,
+                });
+                name
+            });
+            fr.body[j] = FlatLit::Pos(Atom { rel: name, args: kept.iter().map(|&v| Term::Var(v)).collect() });
+        }
+        out.push(fr);
+    }
+    out.extend(extra);
+    out
 }
 
 /// The term of an atom under a binding of the rule's variables.
