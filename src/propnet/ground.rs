@@ -97,6 +97,7 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     let flats = flatten(&game.rules).map_err(|e| GroundError::Invalid(e.to_string()))?;
     let mut symbols = game.symbols.clone();
     let flats = project_locals(flats, &mut symbols);
+    let flats = split_components(flats, &mut symbols);
     let base = symbols.intern(BASE);
     let does = symbols.intern(DOES);
     let init = symbols.intern(INIT);
@@ -298,6 +299,118 @@ fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -
             fr.body[j] = FlatLit::Pos(Atom { rel: name, args: kept.iter().map(|&v| Term::Var(v)).collect() });
         }
         out.push(fr);
+    }
+    out.extend(extra);
+    out
+}
+
+/// Splits rule bodies into parts that share only head variables. In chess's
+/// `(<= (next (cell ?x ?y ?p)) (does ?r (move ...)) (true (cell ?x ?y ?p)) (not ...) ...)`
+/// the move's literals and `(true (cell ?x ?y ?p))` meet only in `?x ?y`: the move part
+/// becomes `(#split_k ?x ?y)` with a rule of its own, and the instances number cells times
+/// moves plus cells times contents, not cells times contents times moves. A part is split
+/// off only if it has a variable outside the head and its own positive literals bind every
+/// head variable it uses (so the new rule is safe).
+fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
+    use crate::gdl::FlatRule;
+    let vars_of = |l: &FlatLit| {
+        let mut v = Vec::new();
+        match l {
+            FlatLit::Pos(a) | FlatLit::Neg(a) => a.for_each_var(&mut |x| v.push(x)),
+            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
+                a.for_each_var(&mut |x| v.push(x));
+                b.for_each_var(&mut |x| v.push(x));
+            }
+        }
+        v
+    };
+    let mut out = Vec::with_capacity(flats.len());
+    let mut extra = Vec::new();
+    let mut next_id = 0usize;
+    for fr in flats {
+        let mut head_vars = Vec::new();
+        fr.head.for_each_var(&mut |x| head_vars.push(x));
+        let lit_vars: Vec<Vec<Sym>> = fr.body.iter().map(vars_of).collect();
+        // Union-find over literals joined by a shared variable outside the head.
+        let n = fr.body.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], i: usize) -> usize {
+            let mut r = i;
+            while p[r] != r {
+                r = p[r];
+            }
+            p[i] = r;
+            r
+        }
+        let mut owner: rustc_hash::FxHashMap<Sym, usize> = rustc_hash::FxHashMap::default();
+        for (i, vs) in lit_vars.iter().enumerate() {
+            for v in vs.iter().filter(|v| !head_vars.contains(v)) {
+                match owner.get(v) {
+                    Some(&j) => {
+                        let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                        parent[a] = b;
+                    }
+                    None => {
+                        owner.insert(*v, i);
+                    }
+                }
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_of: rustc_hash::FxHashMap<usize, usize> = rustc_hash::FxHashMap::default();
+        for i in 0..n {
+            let r = find(&mut parent, i);
+            let g = *group_of.entry(r).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        if groups.len() < 2 {
+            out.push(fr);
+            continue;
+        }
+        let mut body = Vec::new();
+        let mut split_any = false;
+        for g in &groups {
+            let has_local = g.iter().any(|&i| lit_vars[i].iter().any(|v| !head_vars.contains(v)));
+            let mut bound: Vec<Sym> = Vec::new();
+            for &i in g {
+                if let FlatLit::Pos(a) = &fr.body[i] {
+                    a.for_each_var(&mut |x| bound.push(x));
+                }
+            }
+            let mut iface: Vec<Sym> = Vec::new();
+            for &i in g {
+                for v in &lit_vars[i] {
+                    if head_vars.contains(v) && !iface.contains(v) {
+                        iface.push(*v);
+                    }
+                }
+            }
+            let safe = iface.iter().all(|v| bound.contains(v));
+            // Splitting the only part that has locals off a rule with nothing else gains
+            // nothing; so does a part of one literal (projection handled those).
+            if !has_local || !safe || g.len() == n {
+                body.extend(g.iter().map(|&i| fr.body[i].clone()));
+                continue;
+            }
+            split_any = true;
+            let name = symbols.intern(&format!("#split{next_id}"));
+            next_id += 1;
+            let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
+            extra.push(FlatRule {
+                head: Atom { rel: name, args: args.clone() },
+                body: g.iter().map(|&i| fr.body[i].clone()).collect(),
+                pos: fr.pos,
+            });
+            body.push(FlatLit::Pos(Atom { rel: name, args }));
+        }
+        if split_any {
+            out.push(FlatRule { head: fr.head, body, pos: fr.pos });
+        } else {
+            out.push(fr);
+        }
     }
     out.extend(extra);
     out
