@@ -117,6 +117,16 @@ impl Interpreter {
     /// [`Interpreter::new`], with a deadline for the evaluation of static relations done at
     /// construction; the deadline stays set (see [`Interpreter::set_deadline`]).
     pub fn with_deadline(game: &Game, deadline: Option<Instant>) -> Result<Interpreter, InterpError> {
+        Interpreter::with_options(game, deadline, true)
+    }
+
+    /// [`Interpreter::with_deadline`] with every relation materialized (no top-down
+    /// evaluation): for the grounder, which lists every relation of a relaxed game.
+    pub fn materialized(game: &Game, deadline: Option<Instant>) -> Result<Interpreter, InterpError> {
+        Interpreter::with_options(game, deadline, false)
+    }
+
+    fn with_options(game: &Game, deadline: Option<Instant>, top_down: bool) -> Result<Interpreter, InterpError> {
         let report = validate(game);
         if game.is_gdl2() {
             return Err(InterpError::Unsupported("GDL-II (`sees`) games are not supported".into()));
@@ -131,7 +141,7 @@ impl Interpreter {
         let mut forced = FxHashSet::default();
         let no_stats = Stats::default();
         loop {
-            let moded = moded_relations(&flats, &deps, &forced);
+            let moded = if top_down { moded_relations(&flats, &deps, &forced) } else { FxHashSet::default() };
             if tracing::enabled!(tracing::Level::DEBUG) {
                 let names: Vec<&str> = moded.iter().map(|k| game.symbols.name(k.0)).collect();
                 tracing::debug!(game = %game.name, top_down = ?names, "relations evaluated top-down");
@@ -176,7 +186,7 @@ impl Interpreter {
                     }
                 }
             }
-            if forced.len() == before || forced.len() > 64 || m.db.timed_out {
+            if !top_down || forced.len() == before || forced.len() > 64 || m.db.timed_out {
                 return Ok(m);
             }
             tracing::debug!(relation = m.symbols.name(key.0), "static relation too large; evaluating top-down");
@@ -298,27 +308,9 @@ impl Interpreter {
                 Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
             }
         }
-        // Rules of top-down relations, once per mode they are called in (compiling them
-        // may request further modes).
-        let mut mode_rules: Vec<Vec<CRule>> = Vec::new();
-        while mode_rules.len() < c.modes.len() {
-            let (rel, mask) = c.modes[mode_rules.len()].clone();
-            let mut v = Vec::new();
-            for (i, fr) in flats.iter().enumerate() {
-                if heads[i] == rel {
-                    match c.rule(fr, Some(&mask)) {
-                        Ok(cr) => v.push(cr),
-                        Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
-                    }
-                }
-            }
-            mode_rules.push(v);
-        }
-        if !errors.is_empty() {
-            return Err(InterpError::Invalid(errors));
-        }
         // Semi-naive variants of recursive rules: one per body literal that reads a rule of
-        // the same component, compiled with that literal joined first.
+        // the same component, compiled with that literal joined first. (Compiled before the
+        // top-down modes are closed below, as compiling them may request modes.)
         let mut delta_variants: Vec<(usize, CRule)> = Vec::new();
         for (ri, fr) in flats.iter().enumerate() {
             let ci = deps.comp_of[ri];
@@ -338,6 +330,22 @@ impl Interpreter {
                     }
                 }
             }
+        }
+        // Rules of top-down relations, once per mode they are called in (compiling them
+        // may request further modes).
+        let mut mode_rules: Vec<Vec<CRule>> = Vec::new();
+        while mode_rules.len() < c.modes.len() {
+            let (rel, mask) = c.modes[mode_rules.len()].clone();
+            let mut v = Vec::new();
+            for (i, fr) in flats.iter().enumerate() {
+                if heads[i] == rel {
+                    match c.rule(fr, Some(&mask)) {
+                        Ok(cr) => v.push(cr),
+                        Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
+                    }
+                }
+            }
+            mode_rules.push(v);
         }
         if !errors.is_empty() {
             return Err(InterpError::Invalid(errors));

@@ -109,6 +109,9 @@ pub(super) struct TopDown {
     incomplete: Vec<(usize, u32)>,
 }
 
+/// Deepest nesting of top-down calls before evaluation gives up (sets the overflow flag).
+pub const MAX_CALL_DEPTH: u32 = 1000;
+
 impl Db {
     /// Calls `mode` with the arguments `args` under the bindings `b` (its bound positions are
     /// bound): finds or evaluates the subgoal and returns its id, or `None` when evaluation
@@ -149,6 +152,12 @@ impl Db {
                 sg
             }
         };
+        // Each nested call takes a few stack frames; past this depth, stop (as the memory
+        // guard does) rather than overflow the thread's stack.
+        if self.td.depth >= MAX_CALL_DEPTH {
+            self.overflow = true;
+            return None;
+        }
         self.evaluate(mode, m, sg, key);
         (!self.interrupted()).then_some(sg)
     }

@@ -162,7 +162,7 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     });
     let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
     let mut interp =
-        Interpreter::with_deadline(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
+        Interpreter::materialized(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
     let complete = interp.eval_static();
     if interp.timed_out() {
         return Err(GroundError::Timeout("computing domains".into()));
