@@ -447,6 +447,7 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
     }
     let mut rounds = 1;
     let mut work: Vec<usize> = Vec::new();
+    let mut queued = vec![false; comps.len()];
     loop {
         budget.check_time("optimizing the network")?;
         for b in 0..net.bases.len() {
@@ -464,23 +465,37 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
             break;
         }
         rounds += 1;
-        while let Some(x) = work.pop() {
-            for &rd in &readers[x] {
-                let rd = rd as usize;
-                let ci = comp_of[rd] as usize;
-                if cyclic[ci] {
-                    for (m, v) in comps[ci].iter().zip(eval_cycle(ci, &val)) {
-                        if val[*m] != v {
-                            val[*m] = v;
-                            work.push(*m);
-                        }
+        // Revisit the readers' components in dependency order, each at most once a round.
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = std::collections::BinaryHeap::new();
+        let push_readers =
+            |x: usize, heap: &mut std::collections::BinaryHeap<std::cmp::Reverse<u32>>, queued: &mut Vec<bool>| {
+                for &rd in &readers[x] {
+                    let ci = comp_of[rd as usize];
+                    if !queued[ci as usize] {
+                        queued[ci as usize] = true;
+                        heap.push(std::cmp::Reverse(ci));
                     }
-                } else {
-                    let v = eval_node(rd, &val, &base_known);
-                    if v != val[rd] {
-                        val[rd] = v;
-                        work.push(rd);
+                }
+            };
+        for x in work.drain(..) {
+            push_readers(x, &mut heap, &mut queued);
+        }
+        while let Some(std::cmp::Reverse(ci)) = heap.pop() {
+            let ci = ci as usize;
+            queued[ci] = false;
+            if cyclic[ci] {
+                for (m, v) in comps[ci].iter().zip(eval_cycle(ci, &val)) {
+                    if val[*m] != v {
+                        val[*m] = v;
+                        push_readers(*m, &mut heap, &mut queued);
                     }
+                }
+            } else {
+                let rd = comps[ci][0];
+                let v = eval_node(rd, &val, &base_known);
+                if v != val[rd] {
+                    val[rd] = v;
+                    push_readers(rd, &mut heap, &mut queued);
                 }
             }
         }
@@ -757,24 +772,37 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
 }
 
 /// Factors a disjunction of conjunctions greedily by the most shared literal; returns the
-/// disjuncts. Unchanged terms keep their original node; only factored ones make new nodes.
-fn factor_terms(nodes: &mut Vec<Node>, mut terms: Vec<(Vec<Ref>, Option<Ref>)>) -> Vec<Ref> {
+/// disjuncts. Literals are taken in order of how many terms share them (counted once, up
+/// front, so a wide OR costs near-linear time); each takes the terms still free that hold
+/// it. Unchanged terms keep their original node; only factored ones make new nodes.
+fn factor_terms(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>) -> Vec<Ref> {
     let mut out = Vec::new();
-    while terms.len() >= 2 {
-        let mut freq: FxHashMap<Ref, u32> = FxHashMap::default();
-        for (t, _) in &terms {
-            for &l in t {
-                *freq.entry(l).or_default() += 1;
-            }
+    if terms.len() < 2 {
+        out.extend(terms.into_iter().map(|(t, orig)| orig.unwrap_or_else(|| new_and(nodes, t))));
+        return out;
+    }
+    let mut holders: FxHashMap<Ref, Vec<usize>> = FxHashMap::default();
+    for (i, (t, _)) in terms.iter().enumerate() {
+        for &l in t {
+            holders.entry(l).or_default().push(i);
         }
-        let Some((&best, &n)) = freq.iter().max_by_key(|&(r, &n)| (n, std::cmp::Reverse(*r))) else { break };
-        if n < 2 {
-            break;
+    }
+    let mut order: Vec<(Ref, usize)> =
+        holders.iter().filter(|(_, v)| v.len() >= 2).map(|(&l, v)| (l, v.len())).collect();
+    order.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut taken = vec![false; terms.len()];
+    for (best, _) in order {
+        let group: Vec<usize> = holders[&best].iter().copied().filter(|&i| !taken[i]).collect();
+        if group.len() < 2 {
+            continue;
         }
-        let (with, without): (Vec<_>, Vec<_>) = terms.into_iter().partition(|(t, _)| t.contains(&best));
-        terms = without;
-        let inner: Vec<(Vec<Ref>, Option<Ref>)> =
-            with.into_iter().map(|(t, _)| (t.into_iter().filter(|&l| l != best).collect::<Vec<_>>(), None)).collect();
+        for &i in &group {
+            taken[i] = true;
+        }
+        let inner: Vec<(Vec<Ref>, Option<Ref>)> = group
+            .iter()
+            .map(|&i| (terms[i].0.iter().copied().filter(|&l| l != best).collect::<Vec<_>>(), None))
+            .collect();
         if inner.iter().any(|(t, _)| t.is_empty()) {
             // best ∧ (true ∨ ...) = best.
             out.push(best);
@@ -789,11 +817,10 @@ fn factor_terms(nodes: &mut Vec<Node>, mut terms: Vec<(Vec<Ref>, Option<Ref>)>) 
         };
         out.push(new_and(nodes, vec![best, inner_or]));
     }
-    for (t, orig) in terms {
-        out.push(match orig {
-            Some(r) => r,
-            None => new_and(nodes, t),
-        });
+    for (i, (t, orig)) in terms.into_iter().enumerate() {
+        if !taken[i] {
+            out.push(orig.unwrap_or_else(|| new_and(nodes, t)));
+        }
     }
     out
 }
