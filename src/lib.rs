@@ -17,3 +17,4 @@ pub mod graph;
 pub mod interp;
 pub mod machine;
 pub mod propnet;
+pub mod search;
