@@ -10,6 +10,7 @@
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
 
+pub mod agent;
 pub mod bench;
 pub mod conform;
 pub mod gdl;
