@@ -18,4 +18,5 @@ pub mod graph;
 pub mod interp;
 pub mod machine;
 pub mod propnet;
+pub mod protocol;
 pub mod search;
