@@ -7,6 +7,9 @@
 //! - [`interp`]: the GDL interpreter (fallback engine and test oracle).
 //! - [`propnet`]: grounding, propositional network construction and optimization, and the
 //!   propnet engine.
+//! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
+//! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
+//! - [`protocol`]: the GGP protocol over HTTP (the only HTTP code).
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
 
