@@ -7,9 +7,13 @@
 //! - [`interp`]: the GDL interpreter (fallback engine and test oracle).
 //! - [`propnet`]: grounding, propositional network construction and optimization, and the
 //!   propnet engine.
+//! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
+//! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
+//! - [`protocol`]: the GGP protocol over HTTP (the only HTTP code).
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
 
+pub mod agent;
 pub mod bench;
 pub mod conform;
 pub mod gdl;
@@ -17,3 +21,5 @@ pub mod graph;
 pub mod interp;
 pub mod machine;
 pub mod propnet;
+pub mod protocol;
+pub mod search;

@@ -4,11 +4,14 @@ mod coverage;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
+use factotum::agent::duel::duel;
+use factotum::agent::AgentConfig;
 use factotum::bench::bench_playouts;
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
 use factotum::propnet::{self, Budget};
+use factotum::protocol::{self, ServerConfig};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -100,6 +103,37 @@ enum Cmd {
         /// Longest playout, in joint moves.
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
+    },
+    /// Play: a GGP player over HTTP (register the printed address with a game manager).
+    Serve {
+        #[arg(long, default_value_t = 9147)]
+        port: u16,
+        /// Address to listen on.
+        #[arg(long, default_value = "0.0.0.0")]
+        host: String,
+        /// Agent configuration (TOML).
+        #[arg(long, default_value = "agents/mcts.toml")]
+        agent: PathBuf,
+        /// Matches played at once; more are answered `busy`.
+        #[arg(long, default_value_t = 4)]
+        max_matches: usize,
+    },
+    /// Agent A against agent B on one game for a number of matches (no HTTP), alternating
+    /// roles; prints scores, late replies and errors.
+    Duel {
+        game: PathBuf,
+        #[arg(long)]
+        a: PathBuf,
+        #[arg(long)]
+        b: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        matches: usize,
+        /// Play clock in seconds (each agent searches for the clock less its margin).
+        #[arg(long, default_value_t = 3.0)]
+        playclock: f64,
+        /// Print the report as one JSON line.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -200,6 +234,52 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 r.median_playouts_per_s(),
                 r.median_states_per_s()
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Serve { port, host, agent, max_matches } => {
+            let agent = AgentConfig::load(&agent).map_err(anyhow::Error::msg)?;
+            let cfg = ServerConfig { agent, max_matches, ..ServerConfig::default() };
+            protocol::serve(&format!("{host}:{port}"), cfg, |addr| {
+                println!("factotum listening on {addr}: register http://HOST:{} with the game manager", addr.port());
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Duel { game, a, b, matches, playclock, json } => {
+            let g = match load(&game) {
+                Ok(g) => g,
+                Err(code) => return Ok(code),
+            };
+            let (ca, cb) = (
+                AgentConfig::load(&a).map_err(anyhow::Error::msg)?,
+                AgentConfig::load(&b).map_err(anyhow::Error::msg)?,
+            );
+            let clock = Duration::from_secs_f64(playclock);
+            let rep = duel(&g, &ca, &cb, matches, clock, &|i, goals, a_role| {
+                eprintln!("match {}: A plays role {a_role}, goals {goals:?}", i + 1);
+            })
+            .map_err(anyhow::Error::msg)?;
+            if json {
+                println!("{}", serde_json::to_string(&rep)?);
+            } else {
+                println!("| game | A | B | matches | A score | B score | A wins | B wins | draws | late | errors | A it/move | B it/move |");
+                println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                println!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
+                    g.name,
+                    a.display(),
+                    b.display(),
+                    rep.matches,
+                    rep.a_score,
+                    rep.b_score,
+                    rep.a_wins,
+                    rep.b_wins,
+                    rep.draws,
+                    rep.late,
+                    rep.errors,
+                    rep.a_iterations_per_move,
+                    rep.b_iterations_per_move
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Propnet { game, all: true, mem_gib, jobs, budget_s, .. } => {

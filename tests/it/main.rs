@@ -1,3 +1,4 @@
 //! Integration tests: the `factotum` binary run as a user runs it.
 
 mod cli;
+mod protocol;

@@ -1,0 +1,81 @@
+//! Agent configurations and players.
+
+use super::*;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn every_shipped_config_loads() {
+    for (name, kind) in
+        [("mcts", Kind::Mcts), ("random", Kind::Random), ("flatmc", Kind::Flatmc), ("first", Kind::First)]
+    {
+        let cfg =
+            AgentConfig::load(&root().join("agents").join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cfg.kind, kind);
+        assert_eq!(cfg.margin_s, 2.5);
+    }
+}
+
+#[test]
+fn bad_configs_are_errors() {
+    assert!(AgentConfig::parse("kind = \"alphazero\"").is_err());
+    assert!(AgentConfig::parse("kind = \"mcts\"\nexploration = -1.0").is_err());
+    assert!(AgentConfig::parse("kind = \"mcts\"\nunknown = 3").is_err());
+    assert!(AgentConfig::parse("kind = ").is_err());
+    let d = AgentConfig::parse("").expect("all defaults");
+    assert_eq!(d.kind, Kind::Mcts);
+    assert_eq!(d.margin_s, 2.5);
+}
+
+#[test]
+fn deadlines_keep_the_margin() {
+    let t = Instant::now();
+    let (s, r) = deadlines(t, Duration::from_secs(10), Duration::from_millis(2500));
+    assert_eq!(s - t, Duration::from_millis(7500));
+    assert!(r > s && r < t + Duration::from_secs(10));
+    let (s, r) = deadlines(t, Duration::from_secs(1), Duration::from_millis(2500));
+    assert_eq!(s - t, Duration::from_millis(300));
+    assert!(r > s && r < t + Duration::from_secs(1));
+}
+
+#[test]
+fn moves_match_by_printed_text() {
+    assert!(same_move("( mark 1 1 )", "( mark 1 1 )"));
+    assert!(same_move("(mark 1 1)", "( mark 1 1 )"));
+    assert!(same_move("(MARK 1 1)", "( mark 1 1 )"));
+    assert!(!same_move("(mark 1 2)", "( mark 1 1 )"));
+    assert!(same_move("NOOP", "noop"));
+}
+
+#[test]
+fn a_player_follows_the_game_and_rejects_illegal_moves() {
+    let game = Game::load(&root().join("gdl/tictactoe.kif")).expect("game");
+    let cfg = AgentConfig { kind: Kind::First, ..AgentConfig::default() };
+    let mut p = new_player(&game, "o", &cfg, 1, Instant::now() + Duration::from_secs(30)).expect("player");
+    assert_eq!(p.engine(), "propnet");
+    assert_eq!(p.role(), 1);
+    assert_eq!(p.first_legal().as_deref(), Some("noop"));
+    assert!(p.advance(&["(mark 1 1)".into(), "noop".into()]).is_ok());
+    assert!(p.advance(&["(mark 2 2)".into(), "noop".into()]).is_err(), "x is not on turn");
+    assert!(p.advance(&["noop".into()]).is_err(), "too few moves");
+    assert_eq!(p.step(), 1);
+    let s = p.select(Instant::now()).expect("a move");
+    assert_eq!(Some(s.text), p.first_legal(), "the first agent plays the first legal move");
+    assert!(p.advance(&["noop".into(), "( mark 1 1 )".into()]).is_err(), "an occupied cell");
+    assert!(new_player(&game, "nobody", &cfg, 1, Instant::now() + Duration::from_secs(30)).is_err());
+}
+
+#[test]
+fn duel_reports_scores() {
+    let game = Game::load(&root().join("gdl/tictactoe.kif")).expect("game");
+    let a = AgentConfig { kind: Kind::Mcts, margin_s: 0.0, ..AgentConfig::default() };
+    let b = AgentConfig { kind: Kind::First, margin_s: 0.0, ..AgentConfig::default() };
+    let rep = duel::duel(&game, &a, &b, 2, Duration::from_millis(50), &|_, _, _| {}).expect("duel");
+    assert_eq!(rep.matches, 2);
+    assert_eq!(rep.errors, 0);
+    assert_eq!(rep.a_wins + rep.b_wins + rep.draws, 2);
+    assert_eq!(rep.b_wins, 0, "MCTS does not lose to first-legal: {rep:?}");
+}

@@ -1,0 +1,373 @@
+//! The GGP protocol over HTTP: the only HTTP code. A hyper 1 server on tokio answers a game
+//! manager's `info`, `ping`, `preview`, `start`, `play`, `stop` and `abort` as ggp-base's
+//! player does (POST bodies, or `GET /<url-encoded message>`; empty replies to OPTIONS;
+//! `Content-type: text/acl` and ggp-base's CORS headers).
+//!
+//! Each match is an [`crate::agent::Player`] behind an async mutex; engine construction and
+//! search run on blocking threads (`spawn_blocking`), so `info` answers while matches think.
+//! A play reply is due within `playclock - margin` of receipt: the search gets that long,
+//! and if the blocking work has not answered by the reply deadline the last known legal move
+//! (the first legal move of the state) is sent instead. Errors are logged; the reply is
+//! always a legal move when one is known.
+
+pub mod message;
+
+use crate::agent::{deadlines, new_player, AgentConfig, Player};
+use crate::gdl::Game;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use message::Message;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tracing::Instrument;
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub agent: AgentConfig,
+    /// Matches played at once; `start` beyond this is answered `busy`.
+    pub max_matches: usize,
+    /// Largest request body accepted, in bytes.
+    pub max_body: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig { agent: AgentConfig::default(), max_matches: 4, max_body: 16 << 20 }
+    }
+}
+
+struct Slot {
+    player: Option<Box<dyn Player>>,
+    span: tracing::Span,
+}
+
+struct Entry {
+    slot: Arc<tokio::sync::Mutex<Slot>>,
+    /// A legal move of the current state (kept up to date by the blocking work), sent when
+    /// the reply deadline comes before the search's answer.
+    fallback: Arc<Mutex<Option<String>>>,
+    play_clock: Duration,
+}
+
+/// The player's shared state.
+pub struct Server {
+    cfg: ServerConfig,
+    matches: Mutex<HashMap<String, Entry>>,
+    seq: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Server {
+    pub fn new(cfg: ServerConfig) -> Arc<Server> {
+        Arc::new(Server { cfg, matches: Mutex::new(HashMap::new()), seq: AtomicU64::new(0) })
+    }
+
+    fn full(&self) -> bool {
+        lock(&self.matches).len() >= self.cfg.max_matches
+    }
+
+    fn entry(&self, id: &str) -> Option<(Arc<tokio::sync::Mutex<Slot>>, Arc<Mutex<Option<String>>>, Duration)> {
+        lock(&self.matches).get(id).map(|e| (e.slot.clone(), e.fallback.clone(), e.play_clock))
+    }
+
+    /// Answers one message (its text), received at `receipt`.
+    pub async fn respond(self: &Arc<Self>, text: &str, receipt: Instant) -> Result<String, String> {
+        let msg = message::parse(text)?;
+        Ok(match msg {
+            Message::Info => {
+                let status = if self.full() { "busy" } else { "available" };
+                format!("((name {}) (status {status}))", self.cfg.agent.name)
+            }
+            Message::Ping => if self.full() { "busy" } else { "available" }.to_string(),
+            Message::Preview { rules, .. } => {
+                if self.full() {
+                    "busy".into()
+                } else {
+                    match Game::parse("<preview>", &rules) {
+                        Ok(_) => "ready".into(),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "preview: rules do not parse");
+                            "busy".into()
+                        }
+                    }
+                }
+            }
+            Message::Start { id, role, rules, start_clock, play_clock } => {
+                self.start(id, role, rules, start_clock, play_clock, receipt).await
+            }
+            Message::Play { id, moves } => self.play(id, moves, receipt).await,
+            Message::Stop { id, moves } => self.finish(&id, moves, "done"),
+            Message::Abort { id } => self.finish(&id, None, "aborted"),
+        })
+    }
+
+    async fn start(
+        self: &Arc<Self>,
+        id: String,
+        role: String,
+        rules: String,
+        start_clock: f64,
+        play_clock: f64,
+        receipt: Instant,
+    ) -> String {
+        let span = tracing::info_span!("match", id = %id, role = %role);
+        let game = match Game::parse(&format!("<match {id}>"), &rules) {
+            Ok(g) => g,
+            Err(e) => {
+                tracing::error!(parent: &span, error = %e, "start: rules do not parse");
+                return "busy".into();
+            }
+        };
+        let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone() }));
+        let fallback = Arc::new(Mutex::new(None));
+        // Hold the slot until the engine is built, so plays wait for it.
+        let guard = match slot.clone().try_lock_owned() {
+            Ok(g) => g,
+            Err(_) => return "busy".into(),
+        };
+        {
+            let mut matches = lock(&self.matches);
+            if matches.len() >= self.cfg.max_matches || matches.contains_key(&id) {
+                tracing::warn!(parent: &span, "start: busy (match limit reached or id in use)");
+                return "busy".into();
+            }
+            let play_clock = Duration::from_secs_f64(play_clock);
+            matches.insert(id.clone(), Entry { slot: slot.clone(), fallback: fallback.clone(), play_clock });
+        }
+        let (build_deadline, reply_at) =
+            deadlines(receipt, Duration::from_secs_f64(start_clock), self.cfg.agent.margin());
+        let cfg = self.cfg.agent.clone();
+        let seed = cfg.seed ^ self.seq.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let fb = fallback.clone();
+        let sp = span.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let _e = sp.enter();
+            let mut guard = guard;
+            let t0 = Instant::now();
+            match new_player(&game, &role, &cfg, seed, build_deadline) {
+                Ok(mut p) => {
+                    *lock(&fb) = p.first_legal();
+                    tracing::info!(engine = p.engine(), build_s = t0.elapsed().as_secs_f64(), "ready");
+                    guard.player = Some(p);
+                    Ok(())
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "start: cannot build the game");
+                    Err(e)
+                }
+            }
+        });
+        match tokio::time::timeout_at(reply_at.into(), work).await {
+            Ok(Ok(Ok(()))) => "ready".into(),
+            Ok(Ok(Err(_))) | Ok(Err(_)) => {
+                lock(&self.matches).remove(&id);
+                "busy".into()
+            }
+            Err(_) => {
+                tracing::warn!(parent: &span, "start: still building at the reply deadline; replying ready");
+                "ready".into()
+            }
+        }
+    }
+
+    async fn play(self: &Arc<Self>, id: String, moves: Option<Vec<String>>, receipt: Instant) -> String {
+        let Some((slot, fallback, play_clock)) = self.entry(&id) else {
+            tracing::warn!(id = %id, "play: unknown match");
+            return "busy".into();
+        };
+        let (search_at, reply_at) = deadlines(receipt, play_clock, self.cfg.agent.margin());
+        let fb = fallback.clone();
+        let work = async move {
+            let mut guard = slot.lock_owned().await;
+            let span = guard.span.clone();
+            tokio::task::spawn_blocking(move || {
+                let _e = span.enter();
+                let Some(p) = guard.player.as_mut() else {
+                    return Err("no engine for this match (start failed or still building)".to_string());
+                };
+                if let Some(m) = &moves {
+                    if let Err(e) = p.advance(m) {
+                        tracing::error!(error = %e, moves = ?m, "play: cannot apply the moves");
+                    }
+                }
+                *lock(&fb) = p.first_legal();
+                let step = p.step();
+                let turn = tracing::info_span!("turn", step);
+                let _t = turn.enter();
+                match p.select(search_at) {
+                    Ok(s) => {
+                        tracing::info!(
+                            iterations = s.iterations,
+                            chosen = %s.text,
+                            value = s.value,
+                            proven = s.proven,
+                            "move"
+                        );
+                        Ok(s.text)
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await
+            .map_err(|e| format!("search task failed: {e}"))?
+        };
+        match tokio::time::timeout_at(reply_at.into(), work).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                tracing::error!(id = %id, error = %e, "play: replying the first legal move");
+                lock(&fallback).clone().unwrap_or_else(|| "nil".into())
+            }
+            Err(_) => {
+                tracing::error!(id = %id, "play: no answer by the reply deadline; replying the first legal move");
+                lock(&fallback).clone().unwrap_or_else(|| "nil".into())
+            }
+        }
+    }
+
+    fn finish(&self, id: &str, moves: Option<Vec<String>>, reply: &str) -> String {
+        match lock(&self.matches).remove(id) {
+            Some(_) => {
+                tracing::info!(id = %id, moves = ?moves, reply, "match over");
+                reply.into()
+            }
+            None => {
+                tracing::warn!(id = %id, "{reply}: unknown match");
+                "busy".into()
+            }
+        }
+    }
+}
+
+fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert("Content-type", hyper::header::HeaderValue::from_static("text/acl"));
+    h.insert("Access-Control-Allow-Origin", hyper::header::HeaderValue::from_static("*"));
+    h.insert("Access-Control-Allow-Methods", hyper::header::HeaderValue::from_static("POST, GET, OPTIONS"));
+    h.insert("Access-Control-Allow-Headers", hyper::header::HeaderValue::from_static("Content-Type"));
+    h.insert("Access-Control-Allow-Age", hyper::header::HeaderValue::from_static("86400"));
+    r
+}
+
+/// One HTTP request: the message from the body (POST) or the path (GET).
+async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let receipt = Instant::now();
+    let text = match *req.method() {
+        Method::POST => match Limited::new(req.into_body(), server.cfg.max_body).collect().await {
+            Ok(b) => String::from_utf8_lossy(&b.to_bytes()).trim().to_string(),
+            Err(e) => {
+                tracing::warn!(error = %e, "request body refused");
+                return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large or unreadable".into());
+            }
+        },
+        Method::GET => {
+            let path = req.uri().path();
+            message::url_decode(path.strip_prefix('/').unwrap_or(path)).trim().to_string()
+        }
+        _ => return reply(StatusCode::OK, String::new()),
+    };
+    let seq = server.seq.fetch_add(1, Ordering::Relaxed);
+    match server.respond(&text, receipt).instrument(tracing::debug_span!("request", seq)).await {
+        Ok(body) => {
+            tracing::debug!(request = %text.chars().take(200).collect::<String>(), reply = %body, "answered");
+            reply(StatusCode::OK, body)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, request = %text.chars().take(200).collect::<String>(), "bad request");
+            reply(StatusCode::BAD_REQUEST, format!("error: {e}"))
+        }
+    }
+}
+
+/// Serves connections from `listener` forever.
+pub async fn run(listener: TcpListener, server: Arc<Server>) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let svc = service_fn(move |req| {
+                let server = server.clone();
+                async move { Ok::<_, Infallible>(handle(server, req).await) }
+            });
+            if let Err(e) =
+                http1::Builder::new().title_case_headers(true).serve_connection(TokioIo::new(stream), svc).await
+            {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+}
+
+/// A server running on its own thread and runtime; stops when dropped.
+pub struct ServerHandle {
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()
+}
+
+/// Binds `addr` (e.g. `127.0.0.1:0`) and serves on a background thread; returns once bound,
+/// with the address bound.
+pub fn spawn(addr: &str, cfg: ServerConfig) -> std::io::Result<ServerHandle> {
+    let rt = runtime()?;
+    let listener = rt.block_on(TcpListener::bind(addr))?;
+    let local = listener.local_addr()?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new().name("ggp-server".into()).spawn(move || {
+        rt.block_on(async move {
+            tokio::select! {
+                _ = run(listener, Server::new(cfg)) => {}
+                _ = rx => {}
+            }
+        });
+        rt.shutdown_timeout(Duration::from_secs(1));
+    })?;
+    Ok(ServerHandle { addr: local, stop: Some(tx), thread: Some(thread) })
+}
+
+/// Binds `addr`, calls `bound` with the address, and serves until the process ends.
+pub fn serve(addr: &str, cfg: ServerConfig, bound: impl FnOnce(SocketAddr)) -> std::io::Result<()> {
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let listener = TcpListener::bind(addr).await?;
+        bound(listener.local_addr()?);
+        run(listener, Server::new(cfg)).await;
+        Ok(())
+    })
+}

@@ -1,0 +1,473 @@
+//! Monte Carlo tree search: decoupled UCT with per-role values (every GDL game is
+//! simultaneous-move in form: each role picks its move by UCB on its own statistics, the
+//! joint move indexes the child), an MCTS-Solver for nodes where at most one role has a
+//! choice, tree reuse between turns, and a node budget that bounds memory.
+//!
+//! Nodes live in one arena (`Vec`); a node keeps its state, its legal moves per role and
+//! per-(role, move) visit counts and reward sums. An iteration selects down the tree,
+//! adds one node, runs a random playout from it and backs the per-role rewards up the
+//! path. Past the node budget no node is added (playouts start at the first missing
+//! child). Buffers are reused, so an iteration allocates only for the node it adds.
+
+use super::{reward, Choice, Search};
+use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use std::time::Instant;
+
+/// Tuning of [`Mcts`].
+#[derive(Clone, Debug)]
+pub struct MctsConfig {
+    /// UCB exploration constant (rewards are in 0..=1).
+    pub exploration: f64,
+    /// Most nodes kept in the tree.
+    pub node_budget: usize,
+    pub seed: u64,
+    /// Longest random playout, in joint moves.
+    pub max_playout_depth: usize,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig { exploration: 0.7, node_budget: 200_000, seed: 1, max_playout_depth: 1000 }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+struct Node<S, Mv> {
+    state: S,
+    /// Terminal, or proven: `values` are then exact.
+    solved: bool,
+    /// Per-role values (terminal goals or proven values), 0..=1.
+    values: Box<[f64]>,
+    /// Legal moves of every role, flattened: role `r`'s are `moves[offs[r]..offs[r + 1]]`.
+    moves: Box<[Mv]>,
+    offs: Box<[u32]>,
+    /// Per (role, move), parallel to `moves`: visits and reward sums of that role.
+    n: Box<[u32]>,
+    w: Box<[f64]>,
+    visits: u32,
+    /// Number of joint moves (saturating).
+    joints: u64,
+    /// The role with a choice when at most one role has one (`NONE` otherwise, or when no
+    /// role has a choice: then role 0 counts as the mover).
+    mover: u32,
+    /// (joint code, child index).
+    children: Vec<(u64, u32)>,
+}
+
+impl<S, Mv: Copy> Node<S, Mv> {
+    fn count(&self, r: usize) -> usize {
+        (self.offs[r + 1] - self.offs[r]) as usize
+    }
+}
+
+/// The MCTS searcher. Keeps its tree between calls: when the next call's state is the
+/// root's or one of its descendants' (two levels down at most), that subtree is kept.
+pub struct Mcts<M: StateMachine> {
+    cfg: MctsConfig,
+    rng: Pcg64Mcg,
+    nodes: Vec<Node<M::State, M::Move>>,
+    root: u32,
+    roles: usize,
+    // Reused buffers.
+    path: Vec<u32>,
+    path_moves: Vec<u32>,
+    joint: Vec<M::Move>,
+    rewards: Vec<f64>,
+    legal: Vec<M::Move>,
+    scratch: Option<M::State>,
+    play: Option<M::State>,
+    bufs: Option<PlayoutBuffers<M>>,
+}
+
+impl<M: StateMachine> Mcts<M> {
+    pub fn new(cfg: MctsConfig) -> Mcts<M> {
+        let rng = Pcg64Mcg::seed_from_u64(cfg.seed);
+        Mcts {
+            cfg,
+            rng,
+            nodes: Vec::new(),
+            root: NONE,
+            roles: 0,
+            path: Vec::new(),
+            path_moves: Vec::new(),
+            joint: Vec::new(),
+            rewards: Vec::new(),
+            legal: Vec::new(),
+            scratch: None,
+            play: None,
+            bufs: None,
+        }
+    }
+
+    /// Nodes in the tree.
+    pub fn tree_size(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn make_node(&mut self, machine: &mut M, state: M::State) -> Node<M::State, M::Move> {
+        let roles = self.roles;
+        let mut values = vec![0.0; roles].into_boxed_slice();
+        let mut moves = Vec::new();
+        let mut offs = Vec::with_capacity(roles + 1);
+        offs.push(0u32);
+        let mut solved = machine.is_terminal(&state);
+        if !solved {
+            for r in 0..roles {
+                machine.legal_moves(&state, r, &mut self.legal);
+                if self.legal.is_empty() {
+                    // A role without a move in a non-terminal state: the game is broken
+                    // here; score the state as it stands.
+                    solved = true;
+                    break;
+                }
+                moves.extend_from_slice(&self.legal);
+                offs.push(moves.len() as u32);
+            }
+        }
+        if solved {
+            for (r, v) in values.iter_mut().enumerate() {
+                *v = reward(machine, &state, r);
+            }
+            moves.clear();
+            offs.clear();
+            offs.resize(roles + 1, 0);
+        }
+        let mut joints = 1u64;
+        let mut choosers = 0;
+        let mut mover = 0u32;
+        for r in 0..roles {
+            let k = (offs[r + 1] - offs[r]) as u64;
+            if k > 1 {
+                choosers += 1;
+                mover = r as u32;
+            }
+            joints = joints.saturating_mul(k.max(1));
+        }
+        let len = moves.len();
+        Node {
+            state,
+            solved,
+            values,
+            moves: moves.into_boxed_slice(),
+            offs: offs.into_boxed_slice(),
+            n: vec![0; len].into_boxed_slice(),
+            w: vec![0.0; len].into_boxed_slice(),
+            visits: 0,
+            joints,
+            mover: if choosers <= 1 { mover } else { NONE },
+            children: Vec::new(),
+        }
+    }
+
+    /// Makes `state` the root, keeping the subtree below it if the tree holds it.
+    fn set_root(&mut self, machine: &mut M, state: &M::State) {
+        if self.root != NONE && self.nodes[self.root as usize].state == *state {
+            return;
+        }
+        let mut found = NONE;
+        if self.root != NONE {
+            let mut frontier = vec![self.root];
+            'outer: for _ in 0..2 {
+                let mut next = Vec::new();
+                for &i in &frontier {
+                    for &(_, c) in &self.nodes[i as usize].children {
+                        if self.nodes[c as usize].state == *state {
+                            found = c;
+                            break 'outer;
+                        }
+                        next.push(c);
+                    }
+                }
+                frontier = next;
+            }
+        }
+        if found == NONE {
+            self.nodes.clear();
+            let node = self.make_node(machine, state.clone());
+            self.nodes.push(node);
+            self.root = 0;
+            return;
+        }
+        // Copy the subtree under `found` into a fresh arena (breadth first), dropping the rest.
+        let old: Vec<Node<M::State, M::Move>> = std::mem::take(&mut self.nodes);
+        let mut old: Vec<Option<Node<M::State, M::Move>>> = old.into_iter().map(Some).collect();
+        let mut map = vec![NONE; old.len()];
+        let mut order = vec![found];
+        map[found as usize] = 0;
+        let mut k = 0;
+        while k < order.len() {
+            let i = order[k] as usize;
+            k += 1;
+            if let Some(node) = &old[i] {
+                for &(_, c) in &node.children {
+                    if map[c as usize] == NONE {
+                        map[c as usize] = order.len() as u32;
+                        order.push(c);
+                    }
+                }
+            }
+        }
+        let mut nodes = Vec::with_capacity(order.len().max(1024).min(self.cfg.node_budget));
+        for &i in &order {
+            if let Some(mut node) = old[i as usize].take() {
+                for ch in node.children.iter_mut() {
+                    ch.1 = map[ch.1 as usize];
+                }
+                nodes.push(node);
+            }
+        }
+        self.nodes = nodes;
+        self.root = 0;
+    }
+
+    /// Picks each role's move at `node` by UCB on its own statistics; writes the indices to
+    /// `path_moves`, the moves to `joint`; returns the joint code.
+    fn select_joint(&mut self, ni: usize) -> u64 {
+        let c = self.cfg.exploration;
+        let node = &self.nodes[ni];
+        let ln = ((node.visits.max(1)) as f64).ln();
+        self.joint.clear();
+        let mut code = 0u64;
+        let mut radix = 1u64;
+        for r in 0..self.roles {
+            let (lo, k) = (node.offs[r] as usize, node.count(r));
+            let idx = if k == 1 {
+                0
+            } else {
+                let start = self.rng.gen_range(0..k);
+                let mut best = 0;
+                let mut best_v = f64::NEG_INFINITY;
+                for j in 0..k {
+                    let m = (start + j) % k;
+                    let n = node.n[lo + m];
+                    let v = if n == 0 { f64::INFINITY } else { node.w[lo + m] / n as f64 + c * (ln / n as f64).sqrt() };
+                    if v > best_v {
+                        best_v = v;
+                        best = m;
+                        if v == f64::INFINITY {
+                            break;
+                        }
+                    }
+                }
+                best
+            };
+            self.path_moves.push(idx as u32);
+            self.joint.push(node.moves[lo + idx]);
+            code = code.wrapping_add((idx as u64).wrapping_mul(radix));
+            radix = radix.wrapping_mul(k as u64);
+        }
+        code
+    }
+
+    /// One iteration: select, expand one node, playout, back up.
+    fn iterate(&mut self, machine: &mut M) {
+        self.path.clear();
+        self.path_moves.clear();
+        let mut cur = self.root as usize;
+        let mut leaf = NONE;
+        loop {
+            if self.nodes[cur].solved {
+                self.rewards.clear();
+                self.rewards.extend_from_slice(&self.nodes[cur].values);
+                leaf = cur as u32;
+                break;
+            }
+            let code = self.select_joint(cur);
+            self.path.push(cur as u32);
+            if let Some(&(_, child)) = self.nodes[cur].children.iter().find(|&&(c, _)| c == code) {
+                cur = child as usize;
+                continue;
+            }
+            let mut scratch = self.scratch.take().unwrap_or_else(|| self.nodes[cur].state.clone());
+            machine.next_state(&self.nodes[cur].state, &self.joint, &mut scratch);
+            if self.nodes.len() < self.cfg.node_budget {
+                let node = self.make_node(machine, scratch.clone());
+                let id = self.nodes.len() as u32;
+                self.nodes.push(node);
+                self.nodes[cur].children.push((code, id));
+                leaf = id;
+                if self.nodes[id as usize].solved {
+                    self.rewards.clear();
+                    self.rewards.extend_from_slice(&self.nodes[id as usize].values);
+                    self.scratch = Some(scratch);
+                    break;
+                }
+            }
+            self.playout(machine, &scratch);
+            self.scratch = Some(scratch);
+            break;
+        }
+        // Back up.
+        if leaf != NONE {
+            self.nodes[leaf as usize].visits += 1;
+        }
+        let roles = self.roles;
+        let mut child_solved = leaf != NONE && self.nodes[leaf as usize].solved;
+        for d in (0..self.path.len()).rev() {
+            let ni = self.path[d] as usize;
+            let node = &mut self.nodes[ni];
+            node.visits += 1;
+            for r in 0..roles {
+                let i = node.offs[r] as usize + self.path_moves[d * roles + r] as usize;
+                node.n[i] += 1;
+                node.w[i] += self.rewards[r];
+            }
+            if child_solved {
+                child_solved = self.try_solve(ni);
+            }
+        }
+    }
+
+    /// MCTS-Solver at a node where at most one role chooses: proven if a child is proven to
+    /// give the mover 100, or every joint move has a proven child (the mover's best).
+    fn try_solve(&mut self, ni: usize) -> bool {
+        let node = &self.nodes[ni];
+        if node.solved {
+            return true;
+        }
+        if node.mover == NONE {
+            return false;
+        }
+        let mover = node.mover as usize;
+        let mut best: Option<u32> = None;
+        let mut all = node.children.len() as u64 == node.joints;
+        for &(_, c) in &node.children {
+            let child = &self.nodes[c as usize];
+            if !child.solved {
+                all = false;
+                continue;
+            }
+            if child.values[mover] >= 1.0 {
+                best = Some(c);
+                all = true;
+                break;
+            }
+            if best.is_none_or(|b| child.values[mover] > self.nodes[b as usize].values[mover]) {
+                best = Some(c);
+            }
+        }
+        match best {
+            Some(b) if all => {
+                let values = self.nodes[b as usize].values.clone();
+                let node = &mut self.nodes[ni];
+                node.values = values;
+                node.solved = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn playout(&mut self, machine: &mut M, from: &M::State) {
+        let mut play = self.play.take().unwrap_or_else(|| from.clone());
+        play.clone_from(from);
+        let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
+        random_playout(machine, &mut play, &mut self.rng, self.cfg.max_playout_depth, &mut bufs);
+        self.rewards.clear();
+        for r in 0..self.roles {
+            let v = reward(machine, &play, r);
+            self.rewards.push(v);
+        }
+        self.play = Some(play);
+        self.bufs = Some(bufs);
+    }
+
+    /// The move for `role` at the root: a proven win, else the most visited move that is
+    /// not a proven loss (ties by mean), else the best proven value.
+    fn best(&self, role: usize) -> Option<(usize, f64, bool)> {
+        let node = &self.nodes[self.root as usize];
+        let k = node.count(role);
+        if k == 0 {
+            return None;
+        }
+        let lo = node.offs[role] as usize;
+        // Proven children, when `role` is the only one choosing (the code is the move index).
+        let mut proven: Vec<Option<f64>> = vec![None; k];
+        if node.mover == role as u32 || k == 1 {
+            let mut radix = 1u64;
+            for r in 0..role {
+                radix = radix.saturating_mul(node.count(r) as u64);
+            }
+            for &(code, c) in &node.children {
+                let child = &self.nodes[c as usize];
+                let idx = (code / radix.max(1)) as usize % k;
+                if child.solved {
+                    proven[idx] = Some(child.values[role]);
+                }
+            }
+        }
+        if let Some(i) = (0..k).find(|&i| proven[i].is_some_and(|v| v >= 1.0)) {
+            return Some((i, 1.0, true));
+        }
+        let mean = |i: usize| if node.n[lo + i] == 0 { 0.0 } else { node.w[lo + i] / node.n[lo + i] as f64 };
+        let unproven: Vec<usize> = (0..k).filter(|&i| proven[i].is_none()).collect();
+        if unproven.is_empty() {
+            let i = (0..k).max_by(|&a, &b| proven[a].unwrap_or(0.0).total_cmp(&proven[b].unwrap_or(0.0)))?;
+            return Some((i, proven[i].unwrap_or(0.0), true));
+        }
+        // A proven draw-or-better may beat the unproven moves' means.
+        let i = *unproven
+            .iter()
+            .max_by(|&&a, &&b| node.n[lo + a].cmp(&node.n[lo + b]).then(mean(a).total_cmp(&mean(b))))?;
+        if let Some(j) = (0..k)
+            .filter(|&j| proven[j].is_some())
+            .max_by(|&a, &b| proven[a].unwrap_or(0.0).total_cmp(&proven[b].unwrap_or(0.0)))
+        {
+            let pv = proven[j].unwrap_or(0.0);
+            if pv > mean(i) {
+                return Some((j, pv, true));
+            }
+        }
+        Some((i, mean(i), false))
+    }
+}
+
+impl<M: StateMachine> Search<M> for Mcts<M>
+where
+    M::State: Send,
+    M::Move: Send,
+{
+    fn name(&self) -> &'static str {
+        "mcts"
+    }
+
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+        if self.roles != machine.roles().len() {
+            self.roles = machine.roles().len();
+            self.nodes.clear();
+            self.root = NONE;
+        }
+        if role >= self.roles {
+            return None;
+        }
+        self.set_root(machine, state);
+        let root = &self.nodes[self.root as usize];
+        if root.solved && root.moves.is_empty() {
+            return None;
+        }
+        let mut iterations = 0u64;
+        // Nothing to think about with a single legal move (the tree still grows below it on
+        // the other roles' turns).
+        let single = root.count(role) == 1;
+        if !single {
+            while !self.nodes[self.root as usize].solved && Instant::now() < deadline {
+                self.iterate(machine);
+                iterations += 1;
+            }
+        } else {
+            // Spend a little of the time anyway, so the tree is ready for later turns.
+            let until = Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 2);
+            while !self.nodes[self.root as usize].solved && Instant::now() < until {
+                self.iterate(machine);
+                iterations += 1;
+            }
+        }
+        let (idx, value, proven) = self.best(role)?;
+        let root = &self.nodes[self.root as usize];
+        let mv = root.moves[root.offs[role] as usize + idx];
+        Some(Choice { mv, value: Some(value), iterations, proven })
+    }
+}

@@ -1,0 +1,152 @@
+//! Move selection over the [`StateMachine`] trait: random, first legal, flat Monte Carlo and
+//! MCTS. Generic over the engine, so every searcher runs on the propnet or the interpreter
+//! (or a toy machine in tests). No tokio, no IO: a search is handed a state, a role and a
+//! deadline, and returns a move.
+
+pub mod mcts;
+
+pub use mcts::{Mcts, MctsConfig};
+
+use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use std::time::Instant;
+
+/// A chosen move with what the search knows about it.
+#[derive(Clone, Debug)]
+pub struct Choice<Mv> {
+    pub mv: Mv,
+    /// Expected goal of the searching role after this move, in 0..=1 (None if not estimated).
+    pub value: Option<f64>,
+    /// Playouts (or tree iterations) run for this choice.
+    pub iterations: u64,
+    /// Set when the value is proven (MCTS-Solver).
+    pub proven: bool,
+}
+
+/// A move chooser. Implementations keep what they like between calls (MCTS keeps its tree).
+pub trait Search<M: StateMachine>: Send {
+    fn name(&self) -> &'static str;
+    /// Chooses a move for `role` in `state`, searching until `deadline`. `None` when the role
+    /// has no legal move (or the state is terminal).
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>>;
+}
+
+/// Goal of `role` in `state` scaled to 0..=1 (an undefined goal counts as 0).
+pub(crate) fn reward<M: StateMachine>(machine: &mut M, state: &M::State, role: usize) -> f64 {
+    machine.goal(state, role).map(|g| g.min(100) as f64 / 100.0).unwrap_or(0.0)
+}
+
+/// Always the first legal move.
+#[derive(Default)]
+pub struct FirstLegal;
+
+impl<M: StateMachine> Search<M> for FirstLegal {
+    fn name(&self) -> &'static str {
+        "first"
+    }
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Instant) -> Option<Choice<M::Move>> {
+        if machine.is_terminal(state) {
+            return None;
+        }
+        let mut legal = Vec::new();
+        machine.legal_moves(state, role, &mut legal);
+        legal.first().map(|&mv| Choice { mv, value: None, iterations: 0, proven: false })
+    }
+}
+
+/// A uniformly random legal move.
+pub struct RandomMove {
+    rng: Pcg64Mcg,
+}
+
+impl RandomMove {
+    pub fn new(seed: u64) -> RandomMove {
+        RandomMove { rng: Pcg64Mcg::seed_from_u64(seed) }
+    }
+}
+
+impl<M: StateMachine> Search<M> for RandomMove {
+    fn name(&self) -> &'static str {
+        "random"
+    }
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Instant) -> Option<Choice<M::Move>> {
+        if machine.is_terminal(state) {
+            return None;
+        }
+        let mut legal = Vec::new();
+        machine.legal_moves(state, role, &mut legal);
+        if legal.is_empty() {
+            return None;
+        }
+        let mv = legal[self.rng.gen_range(0..legal.len())];
+        Some(Choice { mv, value: None, iterations: 0, proven: false })
+    }
+}
+
+/// Flat Monte Carlo: each legal move of the role in turn, the others random, then a random
+/// playout; the move with the best mean goal wins.
+pub struct FlatMc {
+    rng: Pcg64Mcg,
+    max_depth: usize,
+}
+
+impl FlatMc {
+    pub fn new(seed: u64, max_depth: usize) -> FlatMc {
+        FlatMc { rng: Pcg64Mcg::seed_from_u64(seed), max_depth }
+    }
+}
+
+impl<M: StateMachine> Search<M> for FlatMc {
+    fn name(&self) -> &'static str {
+        "flatmc"
+    }
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+        if machine.is_terminal(state) {
+            return None;
+        }
+        let roles = machine.roles().len();
+        let mut mine = Vec::new();
+        machine.legal_moves(state, role, &mut mine);
+        if mine.is_empty() {
+            return None;
+        }
+        if mine.len() == 1 {
+            return Some(Choice { mv: mine[0], value: None, iterations: 0, proven: false });
+        }
+        let mut others: Vec<Vec<M::Move>> = vec![Vec::new(); roles];
+        for (r, o) in others.iter_mut().enumerate() {
+            if r != role {
+                machine.legal_moves(state, r, o);
+                if o.is_empty() {
+                    return Some(Choice { mv: mine[0], value: None, iterations: 0, proven: false });
+                }
+            }
+        }
+        let mut sum = vec![0.0f64; mine.len()];
+        let mut n = vec![0u64; mine.len()];
+        let mut bufs = PlayoutBuffers::new(machine);
+        let mut joint = Vec::with_capacity(roles);
+        let mut s = state.clone();
+        let mut iterations = 0u64;
+        let mut i = 0;
+        while Instant::now() < deadline {
+            joint.clear();
+            for (r, o) in others.iter().enumerate() {
+                joint.push(if r == role { mine[i] } else { o[self.rng.gen_range(0..o.len())] });
+            }
+            machine.next_state(state, &joint, &mut s);
+            random_playout(machine, &mut s, &mut self.rng, self.max_depth, &mut bufs);
+            sum[i] += reward(machine, &s, role);
+            n[i] += 1;
+            iterations += 1;
+            i = (i + 1) % mine.len();
+        }
+        let mean = |k: usize| if n[k] == 0 { 0.0 } else { sum[k] / n[k] as f64 };
+        let best = (0..mine.len()).max_by(|&a, &b| mean(a).total_cmp(&mean(b))).unwrap_or(0);
+        Some(Choice { mv: mine[best], value: (n[best] > 0).then(|| mean(best)), iterations, proven: false })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+//! The GGP player over real HTTP: a server bound to `127.0.0.1:0` in-process, spoken to with
+//! the raw requests a ggp-base game manager sends (HTTP/1.0 POST, `Content-Type: text/acl`).
+//! A referee (our propnet) checks every reply is a legal move in time.
+
+use factotum::agent::{same_move, AgentConfig, Kind};
+use factotum::gdl::Game;
+use factotum::machine::StateMachine;
+use factotum::propnet::{self, Budget, PropnetMachine};
+use factotum::protocol::{spawn, ServerConfig, ServerHandle};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const GAMES: [&str; 5] =
+    ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
+
+fn server(max_matches: usize, margin_s: f64) -> ServerHandle {
+    let agent = AgentConfig { kind: Kind::Mcts, margin_s, ..AgentConfig::default() };
+    spawn("127.0.0.1:0", ServerConfig { agent, max_matches, max_body: 1 << 20 }).expect("bind")
+}
+
+/// Sends raw bytes, reads the whole reply (HTTP/1.0: the server closes); (status, body).
+fn raw(addr: SocketAddr, request: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    // A server may answer (and close) before reading a refused body: ignore write errors.
+    let _ = s.write_all(request);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+/// What ggp-base's game manager sends.
+fn post(addr: SocketAddr, body: &str) -> (u16, String) {
+    let req = format!(
+        "POST / HTTP/1.0\r\nAccept: text/delim\r\nHost: {addr}\r\nSender: GAMESERVER\r\nReceiver: factotum\r\n\
+         Content-Type: text/acl\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    raw(addr, req.as_bytes())
+}
+
+fn ok(addr: SocketAddr, body: &str) -> String {
+    let (status, reply) = post(addr, body);
+    assert_eq!(status, 200, "{body}: {reply}");
+    reply
+}
+
+fn rules(file: &str) -> (String, Game) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+    let text = std::fs::read_to_string(&p).expect("read game");
+    let game = Game::parse(file, &text).expect("parse");
+    (text, game)
+}
+
+fn referee(game: &Game) -> PropnetMachine {
+    propnet::build(game, &Budget::default()).expect("propnet").0
+}
+
+/// Plays a whole match with the server in every role (one match id per role, all at once).
+fn play_match(addr: SocketAddr, file: &str, play_clock: u64) {
+    let (text, game) = rules(file);
+    let mut m = referee(&game);
+    let roles = m.roles().to_vec();
+    let ids: Vec<String> = roles.iter().map(|r| format!("{file}-{r}")).collect();
+    for (id, role) in ids.iter().zip(&roles) {
+        assert_eq!(ok(addr, &format!("(start {id} {role} ({text}) 10 {play_clock})")), "ready", "{file}");
+    }
+    let mut state = m.initial_state();
+    let mut last: Option<Vec<String>> = None;
+    let mut legal = Vec::new();
+    let mut steps = 0;
+    while !m.is_terminal(&state) {
+        let moves = match &last {
+            None => "nil".to_string(),
+            Some(v) => format!("({})", v.join(" ")),
+        };
+        let replies: Vec<(String, Duration)> = std::thread::scope(|s| {
+            let hs: Vec<_> = ids
+                .iter()
+                .map(|id| {
+                    let msg = format!("(play {id} {moves})");
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        let r = ok(addr, &msg);
+                        (r, t.elapsed())
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("client thread")).collect()
+        });
+        let mut joint = Vec::new();
+        let mut texts = Vec::new();
+        for (r, (reply, took)) in replies.iter().enumerate() {
+            assert!(*took < Duration::from_secs(play_clock), "{file} step {steps}: late reply ({took:?})");
+            m.legal_moves(&state, r, &mut legal);
+            let mv = legal.iter().copied().find(|&mv| same_move(reply, &m.move_text(mv)));
+            let mv = mv.unwrap_or_else(|| panic!("{file} step {steps}: illegal move {reply:?} for {}", roles[r]));
+            joint.push(mv);
+            texts.push(reply.clone());
+        }
+        let mut next = state.clone();
+        m.next_state(&state, &joint, &mut next);
+        state = next;
+        last = Some(texts);
+        steps += 1;
+        assert!(steps < 100, "{file}: no end");
+    }
+    let moves = format!("({})", last.unwrap_or_default().join(" "));
+    for id in &ids {
+        assert_eq!(ok(addr, &format!("(stop {id} {moves})")), "done");
+    }
+}
+
+#[test]
+fn whole_matches_of_every_gdl_game_over_http() {
+    // Play clock 1 s, margin 0.8 s: 0.2 s of search per move.
+    let srv = server(8, 0.8);
+    for file in GAMES {
+        play_match(srv.addr, file, 1);
+    }
+    assert_eq!(ok(srv.addr, "(info)"), "((name factotum) (status available))");
+}
+
+#[test]
+fn malformed_and_out_of_order_messages_get_clean_replies() {
+    let srv = server(2, 0.8);
+    let a = srv.addr;
+    // Unknown matches, play before start, stop and abort with no match: ggp-base says busy.
+    assert_eq!(ok(a, "(play nosuch nil)"), "busy");
+    assert_eq!(ok(a, "(play nosuch ((mark 1 1) noop))"), "busy");
+    assert_eq!(ok(a, "(stop nosuch nil)"), "busy");
+    assert_eq!(ok(a, "(abort nosuch)"), "busy");
+    // Garbage: a 400 with a message, and the server goes on.
+    for bad in
+        ["", "hello", "(", ")", "(play)", "(frobnicate 1 2)", "(start m r rules 1 1)", "((((((((", "(info) (info)"]
+    {
+        let (status, reply) = post(a, bad);
+        assert_eq!(status, 400, "{bad:?}: {reply}");
+        assert!(reply.starts_with("error:"), "{bad:?}: {reply}");
+    }
+    let (status, _) = raw(a, b"POST / HTTP/1.0\r\nContent-Length: 4\r\n\r\n\xff\xfe\x00(");
+    assert_eq!(status, 400);
+    let deep = "(".repeat(200_000);
+    assert_eq!(post(a, &deep).0, 400);
+    // A body over the limit is refused.
+    let huge = format!("(info {})", "x".repeat(2 << 20));
+    let (status, _) = post(a, &huge);
+    assert!(status == 413 || status == 0, "huge body: {status}");
+    // Not HTTP at all.
+    let _ = raw(a, b"\x00\x01\x02 not http\r\n\r\n");
+    // Rules that do not parse, a role not in the game.
+    assert_eq!(ok(a, "(start bad0 x ((role x) (<= )) 10 1)"), "busy");
+    assert_eq!(ok(a, "(start bad1 x ((role x) (<= (legal x ?y))) 10 1)"), "busy");
+    let (text, _) = rules("tictactoe.kif");
+    assert_eq!(ok(a, &format!("(start bad2 nobody ({text}) 10 1)")), "busy");
+    // GET with the message in the path, OPTIONS, other methods.
+    let (status, reply) = raw(a, b"GET /%28info%29 HTTP/1.0\r\n\r\n");
+    assert_eq!((status, reply.as_str()), (200, "((name factotum) (status available))"));
+    assert_eq!(raw(a, b"OPTIONS / HTTP/1.0\r\n\r\n"), (200, String::new()));
+    assert_eq!(raw(a, b"DELETE / HTTP/1.0\r\n\r\n"), (200, String::new()));
+    // A match with an illegal and a malformed move list: the reply is still a legal move.
+    assert_eq!(ok(a, &format!("(START m1 o ({text}) 10 1)")), "ready");
+    assert_eq!(ok(a, "(start m1 o ((role o)) 10 1)"), "busy", "id in use");
+    assert_eq!(ok(a, "(PLAY m1 NIL)"), "noop");
+    assert_eq!(ok(a, "(play m1 ((mark 9 9) noop))"), "noop", "illegal moves: o still waits");
+    assert_eq!(ok(a, "(play m1 (noop))"), "noop", "too few moves");
+    let r = ok(a, "(play m1 ((mark 1 1) noop))");
+    assert!(r.starts_with("( mark "), "{r}");
+    assert_eq!(ok(a, "(abort m1)"), "aborted");
+    assert_eq!(ok(a, "(play m1 nil)"), "busy", "aborted matches are gone");
+    assert_eq!(ok(a, "(ping)"), "available");
+}
+
+#[test]
+fn matches_up_to_the_limit_and_info_while_searching() {
+    let srv = server(2, 0.5);
+    let a = srv.addr;
+    let (text, _) = rules("connect4.kif");
+    assert_eq!(ok(a, &format!("(start c1 red ({text}) 10 3)")), "ready");
+    assert_eq!(ok(a, &format!("(preview ({text}) 10)")), "ready");
+    assert_eq!(ok(a, &format!("(start c2 yellow ({text}) 10 3)")), "ready");
+    assert_eq!(ok(a, &format!("(start c3 red ({text}) 10 3)")), "busy", "over the limit");
+    assert_eq!(ok(a, "(info)"), "((name factotum) (status busy))");
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let t = Instant::now();
+            let r = ok(a, "(play c1 nil)");
+            (r, t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        assert_eq!(ok(a, "(info)"), "((name factotum) (status busy))");
+        assert!(t.elapsed() < Duration::from_millis(500), "info waited for the search: {:?}", t.elapsed());
+        let (r, took) = h.join().expect("client");
+        assert!(r.starts_with("( drop "), "{r}");
+        assert!(
+            took >= Duration::from_millis(2000) && took < Duration::from_secs(3),
+            "searched for the clock less the margin: {took:?}"
+        );
+    });
+    assert_eq!(ok(a, "(stop c1 nil)"), "done");
+    assert_eq!(ok(a, "(info)"), "((name factotum) (status available))");
+    assert_eq!(ok(a, "(abort c2)"), "aborted");
+}
