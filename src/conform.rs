@@ -7,8 +7,6 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Deserialize)]
@@ -262,27 +260,8 @@ pub fn conform_dir<B: EngineBuilder>(
     jobs: usize,
     on_done: &(dyn Fn(&TraceResult, usize, usize) + Sync),
 ) -> std::io::Result<Vec<TraceResult>> {
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    traces.sort();
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(t) = traces.get(i) else { break };
-                let r = conform_trace(builder, t, games, limit);
-                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                on_done(&r, k, traces.len());
-                results.lock().expect("results lock").push(r);
-            });
-        }
-    });
-    let mut v = results.into_inner().expect("results lock");
+    let traces = crate::par::files_with_extension(dir, "jsonl")?;
+    let mut v = crate::par::map(&traces, jobs, |t| conform_trace(builder, t, games, limit), on_done);
     v.sort_by(|a, b| a.game.cmp(&b.game));
     Ok(v)
 }

@@ -4,10 +4,8 @@
 //! memory is its own.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// One game's build.
@@ -118,35 +116,16 @@ fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
 /// Builds every `.kif` game in `dir` on `jobs` worker threads (one child process each).
 pub fn run_all(dir: &Path, budget_s: f64, mem_mib: f64, jobs: usize) -> std::io::Result<Vec<Row>> {
     let exe = std::env::current_exe()?;
-    let mut games: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "kif"))
-        .collect();
-    games.sort();
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let rows = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(g) = games.get(i) else { break };
-                let r = run_one(&exe, g, budget_s, mem_mib);
-                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                eprintln!(
-                    "[{k}/{}] {} {} ({:.2} s, {:.0} MiB) {}",
-                    games.len(),
-                    r.game,
-                    if r.ok { "ok" } else { "FAILED" },
-                    r.seconds,
-                    r.peak_mib,
-                    r.why
-                );
-                rows.lock().expect("rows lock").push(r);
-            });
-        }
-    });
-    let mut v = rows.into_inner().expect("rows lock");
+    let games = factotum::par::files_with_extension(dir, "kif")?;
+    let mut v = factotum::par::map(
+        &games,
+        jobs,
+        |g| run_one(&exe, g, budget_s, mem_mib),
+        |r, k, n| {
+            let status = if r.ok { "ok" } else { "FAILED" };
+            eprintln!("[{k}/{n}] {} {status} ({:.2} s, {:.0} MiB) {}", r.game, r.seconds, r.peak_mib, r.why);
+        },
+    );
     v.sort_by(|a, b| a.game.cmp(&b.game));
     Ok(v)
 }

@@ -12,6 +12,7 @@
 //! - [`protocol`]: the GGP protocol over HTTP (the only HTTP code).
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
+//! - [`par`]: a small work pool for batch commands (a folder of files, a few threads).
 
 pub mod agent;
 pub mod bench;
@@ -20,6 +21,7 @@ pub mod gdl;
 pub mod graph;
 pub mod interp;
 pub mod machine;
+pub mod par;
 pub mod propnet;
 pub mod protocol;
 pub mod search;
