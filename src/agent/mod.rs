@@ -10,7 +10,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::{FirstLegal, FlatMc, Mcts, MctsConfig, RandomMove, Search};
+use crate::search::{FirstLegal, FlatMc, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ pub struct AgentConfig {
     pub exploration: f64,
     /// Seconds kept back from each clock for messaging and slack.
     pub margin_s: f64,
-    /// Search threads (only 1 is implemented; more are ignored with a warning).
+    /// Search threads: MCTS with more than one runs one tree per thread (root parallel).
     pub threads: usize,
     /// Most MCTS nodes kept.
     pub node_budget: usize,
@@ -86,20 +86,19 @@ impl AgentConfig {
 
     /// A searcher for this configuration, seeded with `seed` (the config's seed mixed with a
     /// match's).
-    pub fn searcher<M: StateMachine + 'static>(&self, seed: u64) -> Box<dyn Search<M>> {
-        if self.threads > 1 {
-            tracing::warn!(threads = self.threads, "only one search thread is implemented");
-        }
+    pub fn searcher<M: StateMachine + Clone + Send + 'static>(&self, seed: u64) -> Box<dyn Search<M>> {
+        let mcts = MctsConfig {
+            exploration: self.exploration,
+            node_budget: self.node_budget,
+            seed,
+            max_playout_depth: self.playout_depth,
+        };
         match self.kind {
+            Kind::Mcts if self.threads > 1 => Box::new(ParallelMcts::<M>::new(mcts, self.threads)),
             Kind::Random => Box::new(RandomMove::new(seed)),
             Kind::First => Box::new(FirstLegal),
             Kind::Flatmc => Box::new(FlatMc::new(seed, self.playout_depth)),
-            Kind::Mcts => Box::new(Mcts::<M>::new(MctsConfig {
-                exploration: self.exploration,
-                node_budget: self.node_budget,
-                seed,
-                max_playout_depth: self.playout_depth,
-            })),
+            Kind::Mcts => Box::new(Mcts::<M>::new(mcts)),
         }
     }
 }
@@ -232,7 +231,7 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
     }
 }
 
-fn player<M: StateMachine + Send + 'static>(
+fn player<M: StateMachine + Clone + Send + 'static>(
     mut machine: M,
     role: usize,
     cfg: &AgentConfig,

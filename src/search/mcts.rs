@@ -16,7 +16,7 @@ use rand_pcg::Pcg64Mcg;
 use std::time::Instant;
 
 /// Tuning of [`Mcts`].
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug)]
 pub struct MctsConfig {
     /// UCB exploration constant (rewards are in 0..=1).
     pub exploration: f64,
@@ -105,6 +105,16 @@ impl<M: StateMachine> Mcts<M> {
     /// Nodes in the tree.
     pub fn tree_size(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The root's moves for `role` with their visits and reward sums (empty before a search).
+    pub fn root_stats(&self, role: usize) -> Vec<(M::Move, u32, f64)> {
+        let Some(node) = self.nodes.get(self.root as usize) else { return Vec::new() };
+        if role >= self.roles {
+            return Vec::new();
+        }
+        let lo = node.offs[role] as usize;
+        (0..node.count(role)).map(|i| (node.moves[lo + i], node.n[lo + i], node.w[lo + i])).collect()
     }
 
     fn make_node(&mut self, machine: &mut M, state: M::State) -> Node<M::State, M::Move> {
@@ -469,5 +479,72 @@ where
         let root = &self.nodes[self.root as usize];
         let mv = root.moves[root.offs[role] as usize + idx];
         Some(Choice { mv, value: Some(value), iterations, proven })
+    }
+}
+
+/// Root-parallel MCTS: one independent tree per thread (seeds differ), each on its own clone
+/// of the engine, searching the same state until the same deadline; the move with the most
+/// visits summed over the trees is played, unless a tree has proven a win.
+pub struct ParallelMcts<M: StateMachine> {
+    trees: Vec<Mcts<M>>,
+}
+
+impl<M: StateMachine> ParallelMcts<M> {
+    pub fn new(cfg: MctsConfig, threads: usize) -> ParallelMcts<M> {
+        let trees = (0..threads.max(1) as u64)
+            .map(|i| {
+                Mcts::new(MctsConfig { seed: cfg.seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)), ..cfg })
+            })
+            .collect();
+        ParallelMcts { trees }
+    }
+}
+
+impl<M> Search<M> for ParallelMcts<M>
+where
+    M: StateMachine + Clone + Send,
+    M::State: Send,
+    M::Move: Send,
+{
+    fn name(&self) -> &'static str {
+        "mcts"
+    }
+
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+        let (first, rest) = self.trees.split_first_mut()?;
+        let mut clones: Vec<M> = rest.iter().map(|_| machine.clone()).collect();
+        let choices: Vec<Option<Choice<M::Move>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = rest
+                .iter_mut()
+                .zip(clones.iter_mut())
+                .map(|(tree, m)| s.spawn(move || tree.select(m, state, role, deadline)))
+                .collect();
+            let mut out = vec![first.select(machine, state, role, deadline)];
+            // A worker that panicked counts as a tree with no answer.
+            out.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+            out
+        });
+        let iterations: u64 = choices.iter().flatten().map(|c| c.iterations).sum();
+        if let Some(c) = choices.iter().flatten().find(|c| c.proven && c.value.is_some_and(|v| v >= 1.0)) {
+            return Some(Choice { iterations, ..c.clone() });
+        }
+        // Sum the root visits of every tree, move by move.
+        let mut total: Vec<(M::Move, u64, f64)> = Vec::new();
+        for tree in &self.trees {
+            for (mv, n, w) in tree.root_stats(role) {
+                match total.iter_mut().find(|(m, _, _)| *m == mv) {
+                    Some(t) => {
+                        t.1 += n as u64;
+                        t.2 += w;
+                    }
+                    None => total.push((mv, n as u64, w)),
+                }
+            }
+        }
+        let fallback = choices.into_iter().flatten().next()?;
+        match total.iter().max_by_key(|t| t.1) {
+            Some(&(mv, n, w)) if n > 0 => Some(Choice { mv, value: Some(w / n as f64), iterations, proven: false }),
+            _ => Some(Choice { iterations, ..fallback }),
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 pub mod mcts;
 
-pub use mcts::{Mcts, MctsConfig};
+pub use mcts::{Mcts, MctsConfig, ParallelMcts};
 
 use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};

@@ -174,3 +174,20 @@ fn mcts_plays_simultaneous_moves() {
         s = next;
     }
 }
+
+#[test]
+fn parallel_mcts_blocks_a_loss_and_takes_a_win_with_several_trees() {
+    let cfg = MctsConfig { seed: 3, ..MctsConfig::default() };
+    // o to move must block (mark 1 3); the trees' visits are summed.
+    let mut m = propnet("tictactoe.kif");
+    let s = play(&mut m, &[&["( mark 1 1 )", "noop"], &["noop", "( mark 2 2 )"], &["( mark 1 2 )", "noop"]]);
+    let mut search = ParallelMcts::<PropnetMachine>::new(cfg, 3);
+    let c = search.select(&mut m, &s, 1, soon(300)).expect("a move");
+    assert_eq!(m.move_text(c.mv), "( mark 1 3 )");
+    assert!(c.iterations > 0);
+    // x to move wins at once; a proven win from any tree is played.
+    let s = play(&mut m, X_WINS_IN_ONE);
+    let c = ParallelMcts::<PropnetMachine>::new(cfg, 2).select(&mut m, &s, 0, soon(200)).expect("a move");
+    assert_eq!(m.move_text(c.mv), "( mark 1 3 )");
+    assert!(c.proven);
+}
