@@ -261,6 +261,35 @@ impl Db {
     /// each solution to `out`. Returns true when a solution was found and the literals from
     /// `rule.exists_from` on need no other (for a ground head: it has been proven), or when
     /// evaluation was interrupted.
+    /// After literal `k` matched one candidate (`ok`) or not: joins the rest of the body,
+    /// unbinds the literal's fresh variables, and says whether the join must return now
+    /// (`Some(result)`: the head is proven, a dead literal needs no other candidate, or
+    /// evaluation is interrupted) or go on to the next candidate (`None`).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn rest(
+        &mut self,
+        rule: &CRule,
+        k: usize,
+        b: &mut [TermId],
+        out: &mut Vec<TermId>,
+        ok: bool,
+        fresh: &[u16],
+        dead: bool,
+    ) -> Option<bool> {
+        let stop = ok && self.join(rule, k + 1, b, out);
+        for &v in fresh {
+            b[v as usize] = UNBOUND;
+        }
+        if stop && (k >= rule.exists_from || self.interrupted()) {
+            return Some(true);
+        }
+        if ok && dead {
+            return Some(false);
+        }
+        self.tick().then_some(true)
+    }
+
     pub fn join(&mut self, rule: &CRule, k: usize, b: &mut [TermId], out: &mut Vec<TermId>) -> bool {
         let Some(lit) = rule.body.get(k) else {
             out.extend(rule.head_vars.iter().map(|&v| b[v as usize]));
@@ -279,18 +308,8 @@ impl Db {
                     let r = &self.rels[*rel];
                     let Some(i) = cur.next(r) else { break };
                     let ok = args.iter().zip(r.tuple(i)).all(|(p, &v)| self.unify(p, v, b));
-                    let stop = ok && self.join(rule, k + 1, b, out);
-                    for &v in fresh.iter() {
-                        b[v as usize] = UNBOUND;
-                    }
-                    if stop && (k >= rule.exists_from || self.interrupted()) {
-                        return true;
-                    }
-                    if ok && *dead {
-                        return false;
-                    }
-                    if self.tick() {
-                        return true;
+                    if let Some(done) = self.rest(rule, k, b, out, ok, fresh, *dead) {
+                        return done;
                     }
                 }
                 false
@@ -342,20 +361,8 @@ impl Db {
                         if ok {
                             return false;
                         }
-                    } else {
-                        let stop = ok && self.join(rule, k + 1, b, out);
-                        for &v in fresh.iter() {
-                            b[v as usize] = UNBOUND;
-                        }
-                        if stop && (k >= rule.exists_from || self.interrupted()) {
-                            return true;
-                        }
-                        if ok && *dead {
-                            return false;
-                        }
-                        if self.tick() {
-                            return true;
-                        }
+                    } else if let Some(done) = self.rest(rule, k, b, out, ok, fresh, *dead) {
+                        return done;
                     }
                     cur = next;
                 }
