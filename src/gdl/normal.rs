@@ -15,6 +15,19 @@ pub enum FlatLit {
     Same(Term, Term),
 }
 
+impl FlatLit {
+    /// Calls `f` on every variable of the literal, left to right.
+    pub fn for_each_var(&self, f: &mut impl FnMut(super::symbol::Sym)) {
+        match self {
+            FlatLit::Pos(a) | FlatLit::Neg(a) => a.for_each_var(f),
+            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
+                a.for_each_var(f);
+                b.for_each_var(f);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct FlatRule {
     pub head: Atom,

@@ -240,7 +240,7 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
         goals,
         terminal,
     };
-    let vals = analyse(&net.nodes, &[], &[])?;
+    let vals = analyse(&net.nodes)?;
     for r in init {
         match flip(vals[r.node()], r.neg()) {
             V::T => net.init.push(true),
@@ -257,51 +257,45 @@ fn components(nodes: &[Node]) -> Vec<Vec<usize>> {
     sccs(nodes.len(), &succ)
 }
 
-/// Three-valued values of every node, given which bases and inputs are known constants.
-fn analyse(nodes: &[Node], base_known: &[V], input_known: &[V]) -> Result<Vec<V>, GroundError> {
-    analyse_in(nodes, &components(nodes), base_known, input_known)
-}
-
-fn analyse_in(
-    nodes: &[Node],
-    comps: &[Vec<usize>],
-    base_known: &[V],
-    input_known: &[V],
-) -> Result<Vec<V>, GroundError> {
+/// Three-valued values of every node when nothing is known of bases and inputs (what the
+/// static relations make constant).
+fn analyse(nodes: &[Node]) -> Result<Vec<V>, GroundError> {
+    let comps = components(nodes);
     let mut val = vec![V::U; nodes.len()];
     let mut in_comp = vec![u32::MAX; nodes.len()];
     for (ci, comp) in comps.iter().enumerate() {
         let cyclic = comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
         if !cyclic {
-            let n = comp[0];
-            val[n] = eval(&nodes[n], &val, base_known, input_known);
+            val[comp[0]] = eval(&nodes[comp[0]], &val, &[]);
             continue;
         }
         for &n in comp {
             in_comp[n] = ci as u32;
         }
-        for &n in comp {
-            if nodes[n].inputs.iter().any(|r| r.neg() && in_comp[r.node()] == ci as u32) {
-                return Err(GroundError::Invalid("negation inside a recursive cycle (not stratified)".into()));
-            }
+        for (m, v) in comp.iter().zip(cycle_values(nodes, comp, &in_comp, ci, &val)) {
+            val[*m] = v;
         }
-        // Least fixpoints: which members can be true, and which must be.
-        let fix = |ext: &dyn Fn(V) -> bool, val: &[V]| -> Vec<bool> {
-            least_fixpoint(nodes, comp, &in_comp, ci as u32, &|r: Ref| ext(flip(val[r.node()], r.neg())))
-        };
-        let can = fix(&|v| v != V::F, &val);
-        let must = fix(&|v| v == V::T, &val);
-        for (i, &n) in comp.iter().enumerate() {
-            val[n] = if must[i] {
+    }
+    Ok(val)
+}
+
+/// Three-valued values of the members of cycle `ci`: true where the least fixpoint holds
+/// with only the surely true inputs from outside, false where it fails even with every
+/// input that may be true, unknown otherwise.
+fn cycle_values(nodes: &[Node], comp: &[usize], comp_of: &[u32], ci: usize, val: &[V]) -> Vec<V> {
+    let can = least_fixpoint(nodes, comp, comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) != V::F);
+    let must = least_fixpoint(nodes, comp, comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) == V::T);
+    (0..comp.len())
+        .map(|i| {
+            if must[i] {
                 V::T
             } else if !can[i] {
                 V::F
             } else {
                 V::U
-            };
-        }
-    }
-    Ok(val)
+            }
+        })
+        .collect()
 }
 
 /// The least fixpoint of a cycle of positive AND/OR nodes: which members turn on, given
@@ -340,11 +334,12 @@ fn least_fixpoint(nodes: &[Node], comp: &[usize], in_comp: &[u32], ci: u32, ext:
     on
 }
 
-fn eval(n: &Node, val: &[V], base_known: &[V], input_known: &[V]) -> V {
+/// A node's value from its inputs' values (inputs unknown; bases as `base_known` says).
+fn eval(n: &Node, val: &[V], base_known: &[V]) -> V {
     match n.kind {
         Kind::False => V::F,
         Kind::Base(b) => base_known.get(b as usize).copied().unwrap_or(V::U),
-        Kind::Input(i) => input_known.get(i as usize).copied().unwrap_or(V::U),
+        Kind::Input(_) => V::U,
         Kind::And | Kind::Or => {
             let and = n.kind == Kind::And;
             let (absorb, neutral) = if and { (V::F, V::T) } else { (V::T, V::F) };
@@ -417,25 +412,10 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
                     V::U
                 }
             }
-            _ => eval(&nodes[i], val, base_known, &[]),
+            _ => eval(&nodes[i], val, base_known),
         }
     };
-    let eval_cycle = |ci: usize, val: &[V]| -> Vec<V> {
-        let comp = &comps[ci];
-        let can = least_fixpoint(nodes, comp, &comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) != V::F);
-        let must = least_fixpoint(nodes, comp, &comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) == V::T);
-        (0..comp.len())
-            .map(|i| {
-                if must[i] {
-                    V::T
-                } else if !can[i] {
-                    V::F
-                } else {
-                    V::U
-                }
-            })
-            .collect()
-    };
+    let eval_cycle = |ci: usize, val: &[V]| cycle_values(nodes, &comps[ci], &comp_of, ci, val);
     for (ci, comp) in comps.iter().enumerate() {
         if cyclic[ci] {
             for (m, v) in comp.iter().zip(eval_cycle(ci, &val)) {
@@ -747,7 +727,7 @@ pub fn restructure(net: &Net) -> Net {
             nodes[o].inputs.push(replacement);
         }
     }
-    Net { nodes, ..net.clone_outputs() }
+    Net { nodes, ..net.without_nodes() }
 }
 
 /// Factors the inputs of one OR; new nodes are appended to `nodes`. An AND input may be
@@ -846,7 +826,20 @@ impl Net {
             .copied()
     }
 
-    fn clone_outputs(&self) -> Net {
-        Net { nodes: Vec::new(), ..self.clone() }
+    /// A copy of everything but the nodes (which are not copied at all).
+    fn without_nodes(&self) -> Net {
+        Net {
+            nodes: Vec::new(),
+            roles: self.roles.clone(),
+            bases: self.bases.clone(),
+            base_ref: self.base_ref.clone(),
+            init: self.init.clone(),
+            next: self.next.clone(),
+            inputs: self.inputs.clone(),
+            input_ref: self.input_ref.clone(),
+            legal: self.legal.clone(),
+            goals: self.goals.clone(),
+            terminal: self.terminal,
+        }
     }
 }

@@ -259,20 +259,13 @@ fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -
     let mut made: rustc_hash::FxHashMap<(Atom, Vec<Sym>), Sym> = rustc_hash::FxHashMap::default();
     let mut extra = Vec::new();
     for mut fr in flats {
-        let vars_of = |l: &FlatLit, v: &mut Vec<Sym>| match l {
-            FlatLit::Pos(a) | FlatLit::Neg(a) => a.for_each_var(&mut |x| v.push(x)),
-            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
-                a.for_each_var(&mut |x| v.push(x));
-                b.for_each_var(&mut |x| v.push(x));
-            }
-        };
         for j in 0..fr.body.len() {
             let FlatLit::Pos(a) = &fr.body[j] else { continue };
             let mut elsewhere: Vec<Sym> = Vec::new();
             fr.head.for_each_var(&mut |x| elsewhere.push(x));
             for (k, l) in fr.body.iter().enumerate() {
                 if k != j {
-                    vars_of(l, &mut elsewhere);
+                    l.for_each_var(&mut |x| elsewhere.push(x));
                 }
             }
             let mut mine: Vec<Sym> = Vec::new();
@@ -313,24 +306,21 @@ fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -
 /// head variable it uses (so the new rule is safe).
 fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
     use crate::gdl::FlatRule;
-    let vars_of = |l: &FlatLit| {
-        let mut v = Vec::new();
-        match l {
-            FlatLit::Pos(a) | FlatLit::Neg(a) => a.for_each_var(&mut |x| v.push(x)),
-            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
-                a.for_each_var(&mut |x| v.push(x));
-                b.for_each_var(&mut |x| v.push(x));
-            }
-        }
-        v
-    };
     let mut out = Vec::with_capacity(flats.len());
     let mut extra = Vec::new();
     let mut next_id = 0usize;
     for fr in flats {
         let mut head_vars = Vec::new();
         fr.head.for_each_var(&mut |x| head_vars.push(x));
-        let lit_vars: Vec<Vec<Sym>> = fr.body.iter().map(vars_of).collect();
+        let lit_vars: Vec<Vec<Sym>> = fr
+            .body
+            .iter()
+            .map(|l| {
+                let mut v = Vec::new();
+                l.for_each_var(&mut |x| v.push(x));
+                v
+            })
+            .collect();
         // Union-find over literals joined by a shared variable outside the head.
         let n = fr.body.len();
         let mut parent: Vec<usize> = (0..n).collect();

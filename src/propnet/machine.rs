@@ -303,7 +303,8 @@ impl PropnetMachine {
             }
         }
         m.propagate();
-        for &(b, r) in m.c.next_live.clone().iter() {
+        for k in 0..m.c.next_live.len() {
+            let (b, r) = m.c.next_live[k];
             if m.value(r) {
                 m.next_bits[b as usize / 64] |= 1 << (b % 64);
             }
