@@ -10,7 +10,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::{FirstLegal, FlatMc, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
+use crate::search::{FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -136,8 +136,13 @@ pub trait Player: Send {
     fn is_terminal(&mut self) -> bool;
     /// The role's first legal move in the current state.
     fn first_legal(&mut self) -> Option<String>;
+    /// Searches until `limit` is over (its deadline, or its cancel flag); `Err` when the role
+    /// has no move.
+    fn search(&mut self, limit: Limit<'_>) -> Result<Selected, String>;
     /// Searches until `deadline`; `Err` when the role has no move.
-    fn select(&mut self, deadline: Instant) -> Result<Selected, String>;
+    fn select(&mut self, deadline: Instant) -> Result<Selected, String> {
+        self.search(Limit::until(deadline))
+    }
     /// Every role's goal in the current state.
     fn goals(&mut self) -> Vec<Option<u32>>;
 }
@@ -214,10 +219,10 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
         self.machine.legal_moves(&self.state, self.role, &mut self.legal);
         self.legal.first().map(|&m| self.machine.move_text(m))
     }
-    fn select(&mut self, deadline: Instant) -> Result<Selected, String> {
+    fn search(&mut self, limit: Limit<'_>) -> Result<Selected, String> {
         let c = self
             .search
-            .select(&mut self.machine, &self.state, self.role, deadline)
+            .select(&mut self.machine, &self.state, self.role, limit)
             .ok_or_else(|| "no legal move (terminal state?)".to_string())?;
         // Belt and braces: never hand out a move that is not legal.
         self.machine.legal_moves(&self.state, self.role, &mut self.legal);

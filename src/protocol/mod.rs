@@ -6,14 +6,18 @@
 //! Each match is an [`crate::agent::Player`] behind an async mutex; engine construction and
 //! search run on blocking threads (`spawn_blocking`), so `info` answers while matches think.
 //! A play reply is due within `playclock - margin` of receipt: the search gets that long,
-//! and if the blocking work has not answered by the reply deadline the last known legal move
-//! (the first legal move of the state) is sent instead. Errors are logged; the reply is
-//! always a legal move when one is known.
+//! and if the blocking work has not answered by the reply deadline the first legal move of
+//! the state is sent instead (tagged with its step, so a move of an earlier state is only
+//! sent, with an error logged, when the engine has not even applied the moves in time).
+//! A new `play`, a `stop` or an `abort` raises the match's cancel flag, so a search still
+//! running stops at once. Errors are logged; the reply is always a legal move when one is
+//! known.
 
 pub mod message;
 
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
 use crate::gdl::Game;
+use crate::search::Limit;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -25,7 +29,7 @@ use message::Message;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -54,11 +58,18 @@ struct Slot {
 
 struct Entry {
     slot: Arc<tokio::sync::Mutex<Slot>>,
-    /// A legal move of the current state (kept up to date by the blocking work), sent when
-    /// the reply deadline comes before the search's answer.
-    fallback: Arc<Mutex<Option<String>>>,
+    /// A legal move and the step it belongs to (kept up to date by the blocking work), sent
+    /// when the reply deadline comes before the search's answer.
+    fallback: Arc<Mutex<Option<(usize, String)>>>,
     play_clock: Duration,
+    /// Raised to stop the running search: on `stop`, `abort`, and when the next `play`
+    /// arrives (each play gets a fresh flag).
+    cancel: Arc<AtomicBool>,
+    /// The step the next reply is for: plays received with moves so far.
+    step: usize,
 }
+
+type Fallback = Arc<Mutex<Option<(usize, String)>>>;
 
 /// The player's shared state.
 pub struct Server {
@@ -80,8 +91,21 @@ impl Server {
         lock(&self.matches).len() >= self.cfg.max_matches
     }
 
-    fn entry(&self, id: &str) -> Option<(Arc<tokio::sync::Mutex<Slot>>, Arc<Mutex<Option<String>>>, Duration)> {
-        lock(&self.matches).get(id).map(|e| (e.slot.clone(), e.fallback.clone(), e.play_clock))
+    /// A play for match `id` arrived: cancels the search still running for it (if any) and
+    /// returns the slot, the fallback, the clock, a fresh cancel flag and the step to answer.
+    fn begin_play(
+        &self,
+        id: &str,
+        with_moves: bool,
+    ) -> Option<(Arc<tokio::sync::Mutex<Slot>>, Fallback, Duration, Arc<AtomicBool>, usize)> {
+        let mut matches = lock(&self.matches);
+        let e = matches.get_mut(id)?;
+        e.cancel.store(true, Ordering::Relaxed);
+        e.cancel = Arc::new(AtomicBool::new(false));
+        if with_moves {
+            e.step += 1;
+        }
+        Some((e.slot.clone(), e.fallback.clone(), e.play_clock, e.cancel.clone(), e.step))
     }
 
     /// Answers one message (its text), received at `receipt`.
@@ -146,7 +170,16 @@ impl Server {
                 return "busy".into();
             }
             let play_clock = Duration::from_secs_f64(play_clock);
-            matches.insert(id.clone(), Entry { slot: slot.clone(), fallback: fallback.clone(), play_clock });
+            matches.insert(
+                id.clone(),
+                Entry {
+                    slot: slot.clone(),
+                    fallback: fallback.clone(),
+                    play_clock,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                    step: 0,
+                },
+            );
         }
         let (build_deadline, reply_at) =
             deadlines(receipt, Duration::from_secs_f64(start_clock), self.cfg.agent.margin());
@@ -160,7 +193,7 @@ impl Server {
             let t0 = Instant::now();
             match new_player(&game, &role, &cfg, seed, build_deadline) {
                 Ok(mut p) => {
-                    *lock(&fb) = p.first_legal();
+                    *lock(&fb) = p.first_legal().map(|m| (0, m));
                     tracing::info!(engine = p.engine(), build_s = t0.elapsed().as_secs_f64(), "ready");
                     guard.player = Some(p);
                     Ok(())
@@ -185,7 +218,7 @@ impl Server {
     }
 
     async fn play(self: &Arc<Self>, id: String, moves: Option<Vec<String>>, receipt: Instant) -> String {
-        let Some((slot, fallback, play_clock)) = self.entry(&id) else {
+        let Some((slot, fallback, play_clock, cancel, want)) = self.begin_play(&id, moves.is_some()) else {
             tracing::warn!(id = %id, "play: unknown match");
             return "busy".into();
         };
@@ -204,11 +237,11 @@ impl Server {
                         tracing::error!(error = %e, moves = ?m, "play: cannot apply the moves");
                     }
                 }
-                *lock(&fb) = p.first_legal();
                 let step = p.step();
+                *lock(&fb) = p.first_legal().map(|m| (step, m));
                 let turn = tracing::info_span!("turn", step);
                 let _t = turn.enter();
-                match p.select(search_at) {
+                match p.search(Limit::cancellable(search_at, &cancel)) {
                     Ok(s) => {
                         tracing::info!(
                             iterations = s.iterations,
@@ -225,22 +258,35 @@ impl Server {
             .await
             .map_err(|e| format!("search task failed: {e}"))?
         };
-        match tokio::time::timeout_at(reply_at.into(), work).await {
-            Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                tracing::error!(id = %id, error = %e, "play: replying the first legal move");
-                lock(&fallback).clone().unwrap_or_else(|| "nil".into())
+        let why = match tokio::time::timeout_at(reply_at.into(), work).await {
+            Ok(Ok(text)) => return text,
+            Ok(Err(e)) => e,
+            Err(_) => "no answer by the reply deadline".to_string(),
+        };
+        let known = lock(&fallback).clone();
+        match known {
+            Some((step, text)) if step == want => {
+                tracing::error!(id = %id, error = %why, "play: replying the first legal move");
+                text
             }
-            Err(_) => {
-                tracing::error!(id = %id, "play: no answer by the reply deadline; replying the first legal move");
-                lock(&fallback).clone().unwrap_or_else(|| "nil".into())
+            Some((step, text)) => {
+                // The engine has not even applied the moves yet: no move of this state is
+                // known. The last state's first legal move is the best guess left.
+                tracing::error!(id = %id, error = %why, step, want, "play: no legal move known for this step; replying the last one known");
+                text
+            }
+            None => {
+                tracing::error!(id = %id, error = %why, "play: no legal move known; replying nil");
+                "nil".into()
             }
         }
     }
 
     fn finish(&self, id: &str, moves: Option<Vec<String>>, reply: &str) -> String {
         match lock(&self.matches).remove(id) {
-            Some(_) => {
+            Some(e) => {
+                // Stop the search if one is running; the engine is dropped when it ends.
+                e.cancel.store(true, Ordering::Relaxed);
                 tracing::info!(id = %id, moves = ?moves, reply, "match over");
                 reply.into()
             }

@@ -9,11 +9,10 @@
 //! path. Past the node budget no node is added (playouts start at the first missing
 //! child). Buffers are reused, so an iteration allocates only for the node it adds.
 
-use super::{reward, Choice, Search};
+use super::{reward, Choice, Limit, Search};
 use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use std::time::Instant;
 
 /// Tuning of [`Mcts`].
 #[derive(Copy, Clone, Debug)]
@@ -444,7 +443,7 @@ where
         "mcts"
     }
 
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
         if self.roles != machine.roles().len() {
             self.roles = machine.roles().len();
             self.nodes.clear();
@@ -463,14 +462,15 @@ where
         // the other roles' turns).
         let single = root.count(role) == 1;
         if !single {
-            while !self.nodes[self.root as usize].solved && Instant::now() < deadline {
+            while !self.nodes[self.root as usize].solved && !limit.over() {
                 self.iterate(machine);
                 iterations += 1;
             }
         } else {
             // Spend a little of the time anyway, so the tree is ready for later turns.
-            let until = Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 2);
-            while !self.nodes[self.root as usize].solved && Instant::now() < until {
+            let now = std::time::Instant::now();
+            let half = Limit { deadline: now + limit.deadline.saturating_duration_since(now) / 2, ..limit };
+            while !self.nodes[self.root as usize].solved && !half.over() {
                 self.iterate(machine);
                 iterations += 1;
             }
@@ -510,16 +510,16 @@ where
         "mcts"
     }
 
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
         let (first, rest) = self.trees.split_first_mut()?;
         let mut clones: Vec<M> = rest.iter().map(|_| machine.clone()).collect();
         let choices: Vec<Option<Choice<M::Move>>> = std::thread::scope(|s| {
             let handles: Vec<_> = rest
                 .iter_mut()
                 .zip(clones.iter_mut())
-                .map(|(tree, m)| s.spawn(move || tree.select(m, state, role, deadline)))
+                .map(|(tree, m)| s.spawn(move || tree.select(m, state, role, limit)))
                 .collect();
-            let mut out = vec![first.select(machine, state, role, deadline)];
+            let mut out = vec![first.select(machine, state, role, limit)];
             // A worker that panicked counts as a tree with no answer.
             out.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
             out

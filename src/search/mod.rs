@@ -1,7 +1,7 @@
 //! Move selection over the [`StateMachine`] trait: random, first legal, flat Monte Carlo and
 //! MCTS. Generic over the engine, so every searcher runs on the propnet or the interpreter
 //! (or a toy machine in tests). No tokio, no IO: a search is handed a state, a role and a
-//! deadline, and returns a move.
+//! [`Limit`] (a deadline and an optional cancel flag), and returns a move.
 
 pub mod mcts;
 
@@ -10,7 +10,37 @@ pub use mcts::{Mcts, MctsConfig, ParallelMcts};
 use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// When a search must stop: at its deadline, or as soon as its cancel flag is raised (the
+/// server raises it on `stop`, `abort`, or when the next `play` arrives).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit<'a> {
+    pub deadline: Instant,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl<'a> Limit<'a> {
+    /// Searches until `deadline`, not cancellable.
+    pub fn until(deadline: Instant) -> Limit<'static> {
+        Limit { deadline, cancel: None }
+    }
+
+    /// Searches until `deadline` or until `cancel` is raised.
+    pub fn cancellable(deadline: Instant, cancel: &'a AtomicBool) -> Limit<'a> {
+        Limit { deadline, cancel: Some(cancel) }
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Whether the search must stop now.
+    pub fn over(&self) -> bool {
+        self.cancelled() || Instant::now() >= self.deadline
+    }
+}
 
 /// A chosen move with what the search knows about it.
 #[derive(Clone, Debug)]
@@ -27,9 +57,9 @@ pub struct Choice<Mv> {
 /// A move chooser. Implementations keep what they like between calls (MCTS keeps its tree).
 pub trait Search<M: StateMachine>: Send {
     fn name(&self) -> &'static str;
-    /// Chooses a move for `role` in `state`, searching until `deadline`. `None` when the role
-    /// has no legal move (or the state is terminal).
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>>;
+    /// Chooses a move for `role` in `state`, searching until `limit` is over. `None` when the
+    /// role has no legal move (or the state is terminal).
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>>;
 }
 
 /// Goal of `role` in `state` scaled to 0..=1 (an undefined goal counts as 0).
@@ -45,7 +75,7 @@ impl<M: StateMachine> Search<M> for FirstLegal {
     fn name(&self) -> &'static str {
         "first"
     }
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Instant) -> Option<Choice<M::Move>> {
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Limit<'_>) -> Option<Choice<M::Move>> {
         if machine.is_terminal(state) {
             return None;
         }
@@ -70,7 +100,7 @@ impl<M: StateMachine> Search<M> for RandomMove {
     fn name(&self) -> &'static str {
         "random"
     }
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Instant) -> Option<Choice<M::Move>> {
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, _: Limit<'_>) -> Option<Choice<M::Move>> {
         if machine.is_terminal(state) {
             return None;
         }
@@ -101,7 +131,7 @@ impl<M: StateMachine> Search<M> for FlatMc {
     fn name(&self) -> &'static str {
         "flatmc"
     }
-    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, deadline: Instant) -> Option<Choice<M::Move>> {
+    fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
         if machine.is_terminal(state) {
             return None;
         }
@@ -130,7 +160,7 @@ impl<M: StateMachine> Search<M> for FlatMc {
         let mut s = state.clone();
         let mut iterations = 0u64;
         let mut i = 0;
-        while Instant::now() < deadline {
+        while !limit.over() {
             joint.clear();
             for (r, o) in others.iter().enumerate() {
                 joint.push(if r == role { mine[i] } else { o[self.rng.gen_range(0..o.len())] });

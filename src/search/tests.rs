@@ -36,8 +36,8 @@ fn play<M: StateMachine>(m: &mut M, steps: &[&[&str]]) -> M::State {
     s
 }
 
-fn soon(ms: u64) -> Instant {
-    Instant::now() + Duration::from_millis(ms)
+fn soon(ms: u64) -> Limit<'static> {
+    Limit::until(Instant::now() + Duration::from_millis(ms))
 }
 
 fn mcts<M: StateMachine>() -> Mcts<M> {

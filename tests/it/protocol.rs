@@ -207,3 +207,42 @@ fn matches_up_to_the_limit_and_info_while_searching() {
     assert_eq!(ok(a, "(info)"), "((name factotum) (status available))");
     assert_eq!(ok(a, "(abort c2)"), "aborted");
 }
+
+#[test]
+fn stop_abort_and_the_next_play_cancel_a_running_search() {
+    // A 60 s play clock: without cancellation each play below would search for 59.5 s.
+    let srv = server(4, 0.5);
+    let a = srv.addr;
+    let (text, _) = rules("connect4.kif");
+    for (id, end) in [("s1", "(stop s1 nil)"), ("s2", "(abort s2)")] {
+        assert_eq!(ok(a, &format!("(start {id} red ({text}) 10 60)")), "ready");
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let t = Instant::now();
+                (ok(a, &format!("(play {id} nil)")), t.elapsed())
+            });
+            std::thread::sleep(Duration::from_millis(500));
+            let reply = ok(a, end);
+            assert!(reply == "done" || reply == "aborted", "{end}: {reply}");
+            let (r, took) = h.join().expect("client");
+            assert!(r.starts_with("( drop "), "the cancelled search still answers a legal move: {r}");
+            assert!(took < Duration::from_secs(5), "{end} did not cancel the search: {took:?}");
+        });
+    }
+    // A manager that gave up on a reply sends the next play: the old search stops, and the
+    // new reply is a move of the new state.
+    assert_eq!(ok(a, &format!("(start s3 red ({text}) 10 60)")), "ready");
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let t = Instant::now();
+            (ok(a, "(play s3 nil)"), t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        let h2 = s.spawn(|| ok(a, "(play s3 ((drop 1) noop))"));
+        let (_, took) = h.join().expect("client");
+        assert!(took < Duration::from_secs(5), "the next play did not cancel the search: {took:?}");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(ok(a, "(abort s3)"), "aborted");
+        assert_eq!(h2.join().expect("client"), "noop", "red has only noop after dropping");
+    });
+}
