@@ -1,7 +1,7 @@
 //! Monte Carlo tree search: decoupled UCT with per-role values (every GDL game is
 //! simultaneous-move in form: each role picks its move by UCB on its own statistics, the
-//! joint move indexes the child), an MCTS-Solver for nodes where at most one role has a
-//! choice, tree reuse between turns, and a node budget that bounds memory.
+//! joint move indexes the child), an MCTS-Solver (exact where at most one role has a
+//! choice; forced wins and one-valued nodes where several choose at once), tree reuse between turns, and a node budget that bounds memory.
 //!
 //! Nodes live in one arena (`Vec`); a node keeps its state, its legal moves per role and
 //! per-(role, move) visit counts and reward sums. An iteration selects down the tree,
@@ -330,15 +330,19 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
-    /// MCTS-Solver at a node where at most one role chooses: proven if a child is proven to
-    /// give the mover 100, or every joint move has a proven child (the mover's best).
+    /// MCTS-Solver. Where at most one role chooses: proven if a child is proven to give the
+    /// mover 100, or every joint move has a proven child (the mover's best). Where several
+    /// roles choose at once (no minimax value in general), two sound cases: some role has a
+    /// move whose every joint child is proven to give it 100 with one and the same value
+    /// vector (a forced win whatever the others do), or every joint child is proven with one
+    /// and the same value vector.
     fn try_solve(&mut self, ni: usize) -> bool {
         let node = &self.nodes[ni];
         if node.solved {
             return true;
         }
         if node.mover == NONE {
-            return false;
+            return self.try_solve_simultaneous(ni);
         }
         let mover = node.mover as usize;
         let mut best: Option<u32> = None;
@@ -370,6 +374,59 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    fn try_solve_simultaneous(&mut self, ni: usize) -> bool {
+        let node = &self.nodes[ni];
+        let same = |a: u32, b: u32| self.nodes[a as usize].values == self.nodes[b as usize].values;
+        let solved = |c: u32| self.nodes[c as usize].solved;
+        let mut found: Option<u32> = None;
+        let mut radix = 1u64;
+        'roles: for r in 0..self.roles {
+            let k = node.count(r) as u64;
+            if k > 1 {
+                let per_move = node.joints / k;
+                for m in 0..k {
+                    let mut under = node.children.iter().filter(|&&(code, _)| (code / radix) % k == m).map(|&(_, c)| c);
+                    let Some(first) = under.next() else { continue };
+                    if !solved(first) || self.nodes[first as usize].values[r] < 1.0 {
+                        continue;
+                    }
+                    let mut count = 1u64;
+                    let mut ok = true;
+                    for c in under {
+                        count += 1;
+                        if !solved(c) || !same(c, first) {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    if ok && count == per_move {
+                        found = Some(first);
+                        break 'roles;
+                    }
+                }
+            }
+            radix = radix.saturating_mul(k.max(1));
+        }
+        if found.is_none() && node.children.len() as u64 == node.joints {
+            let first = node.children.first().map(|&(_, c)| c);
+            if let Some(f) = first {
+                if node.children.iter().all(|&(_, c)| solved(c) && same(c, f)) {
+                    found = Some(f);
+                }
+            }
+        }
+        match found {
+            Some(f) => {
+                let values = self.nodes[f as usize].values.clone();
+                let node = &mut self.nodes[ni];
+                node.values = values;
+                node.solved = true;
+                true
+            }
+            None => false,
+        }
+    }
+
     fn playout(&mut self, machine: &mut M, from: &M::State) {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
@@ -393,21 +450,24 @@ impl<M: StateMachine> Mcts<M> {
             return None;
         }
         let lo = node.offs[role] as usize;
-        // Proven children, when `role` is the only one choosing (the code is the move index).
-        let mut proven: Vec<Option<f64>> = vec![None; k];
-        if node.mover == role as u32 || k == 1 {
-            let mut radix = 1u64;
-            for r in 0..role {
-                radix = radix.saturating_mul(node.count(r) as u64);
-            }
-            for &(code, c) in &node.children {
-                let child = &self.nodes[c as usize];
-                let idx = (code / radix.max(1)) as usize % k;
-                if child.solved {
-                    proven[idx] = Some(child.values[role]);
-                }
+        // A move is proven when every joint child under it is: its value is then the worst
+        // of them for `role` (exact when `role` alone chooses, a guaranteed floor otherwise).
+        let mut radix = 1u64;
+        for r in 0..role {
+            radix = radix.saturating_mul(node.count(r).max(1) as u64);
+        }
+        let per_move = node.joints / k as u64;
+        let mut solved = vec![0u64; k];
+        let mut worst = vec![f64::INFINITY; k];
+        for &(code, c) in &node.children {
+            let child = &self.nodes[c as usize];
+            let idx = (code / radix.max(1)) as usize % k;
+            if child.solved {
+                solved[idx] += 1;
+                worst[idx] = worst[idx].min(child.values[role]);
             }
         }
+        let proven: Vec<Option<f64>> = (0..k).map(|i| (solved[i] == per_move).then_some(worst[i])).collect();
         if let Some(i) = (0..k).find(|&i| proven[i].is_some_and(|v| v >= 1.0)) {
             return Some((i, 1.0, true));
         }

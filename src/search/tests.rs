@@ -191,3 +191,44 @@ fn parallel_mcts_blocks_a_loss_and_takes_a_win_with_several_trees() {
     assert_eq!(m.move_text(c.mv), "( mark 1 3 )");
     assert!(c.proven);
 }
+
+/// Both roles choose at every step. a wins by `left` then `win` whatever b does; `right`
+/// draws; `left` then `stay` loses.
+const SIMULTANEOUS_FORCED_WIN: &str = "
+(role a) (role b)
+(init (at start))
+(<= (legal a left) (true (at start)))
+(<= (legal a right) (true (at start)))
+(<= (legal a win) (true (at l)))
+(<= (legal a stay) (true (at l)))
+(legal b x) (legal b y)
+(<= (next (at l)) (does a left))
+(<= (next (at r)) (does a right))
+(<= (next (at won)) (does a win))
+(<= (next (at lost)) (does a stay))
+(<= terminal (true (at r)))
+(<= terminal (true (at won)))
+(<= terminal (true (at lost)))
+(<= (goal a 100) (true (at won)))
+(<= (goal b 0) (true (at won)))
+(<= (goal a 50) (true (at r)))
+(<= (goal b 50) (true (at r)))
+(<= (goal a 0) (true (at lost)))
+(<= (goal b 100) (true (at lost)))
+";
+
+#[test]
+fn mcts_proves_a_forced_win_at_simultaneous_move_nodes() {
+    let g = Game::parse("simultaneous", SIMULTANEOUS_FORCED_WIN).expect("parse");
+    let mut m = propnet::build(&g, &Budget::default()).expect("build").0;
+    let s = m.initial_state();
+    let mut search = mcts::<PropnetMachine>();
+    let c = search.select(&mut m, &s, 0, soon(2000)).expect("a move");
+    assert_eq!(m.move_text(c.mv), "left");
+    assert!(c.proven, "the forced win is proven");
+    assert_eq!(c.value, Some(1.0));
+    assert!(c.iterations < 1000, "the proof ends the search early: {} iterations", c.iterations);
+    // b's moves are all proven losses, whatever it plays.
+    let c = mcts::<PropnetMachine>().select(&mut m, &s, 1, soon(2000)).expect("a move");
+    assert!(c.proven && c.value == Some(0.0), "{c:?}");
+}
