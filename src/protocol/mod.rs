@@ -158,6 +158,7 @@ impl Server {
         };
         let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone() }));
         let fallback = Arc::new(Mutex::new(None));
+        let cancel = Arc::new(AtomicBool::new(false));
         // Hold the slot until the engine is built, so plays wait for it.
         let guard = match slot.clone().try_lock_owned() {
             Ok(g) => g,
@@ -176,7 +177,7 @@ impl Server {
                     slot: slot.clone(),
                     fallback: fallback.clone(),
                     play_clock,
-                    cancel: Arc::new(AtomicBool::new(false)),
+                    cancel: cancel.clone(),
                     step: 0,
                 },
             );
@@ -194,7 +195,15 @@ impl Server {
             match new_player(&game, &role, &cfg, seed, build_deadline) {
                 Ok(mut p) => {
                     *lock(&fb) = p.first_legal().map(|m| (0, m));
-                    tracing::info!(engine = p.engine(), build_s = t0.elapsed().as_secs_f64(), "ready");
+                    tracing::info!(engine = p.engine(), build_s = t0.elapsed().as_secs_f64(), "engine built");
+                    // Early search: the rest of the start clock grows the tree that the
+                    // first play reuses.
+                    if Instant::now() < build_deadline && !p.is_terminal() {
+                        match p.search(Limit::cancellable(build_deadline, &cancel)) {
+                            Ok(s) => tracing::info!(iterations = s.iterations, value = s.value, "early search"),
+                            Err(e) => tracing::warn!(error = %e, "early search"),
+                        }
+                    }
                     guard.player = Some(p);
                     Ok(())
                 }

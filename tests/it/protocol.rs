@@ -68,7 +68,7 @@ fn play_match(addr: SocketAddr, file: &str, play_clock: u64) {
     let roles = m.roles().to_vec();
     let ids: Vec<String> = roles.iter().map(|r| format!("{file}-{r}")).collect();
     for (id, role) in ids.iter().zip(&roles) {
-        assert_eq!(ok(addr, &format!("(start {id} {role} ({text}) 10 {play_clock})")), "ready", "{file}");
+        assert_eq!(ok(addr, &format!("(start {id} {role} ({text}) 2 {play_clock})")), "ready", "{file}");
     }
     let mut state = m.initial_state();
     let mut last: Option<Vec<String>> = None;
@@ -181,10 +181,10 @@ fn matches_up_to_the_limit_and_info_while_searching() {
     let srv = server(2, 0.5);
     let a = srv.addr;
     let (text, _) = rules("connect4.kif");
-    assert_eq!(ok(a, &format!("(start c1 red ({text}) 10 3)")), "ready");
+    assert_eq!(ok(a, &format!("(start c1 red ({text}) 2 3)")), "ready");
     assert_eq!(ok(a, &format!("(preview ({text}) 10)")), "ready");
-    assert_eq!(ok(a, &format!("(start c2 yellow ({text}) 10 3)")), "ready");
-    assert_eq!(ok(a, &format!("(start c3 red ({text}) 10 3)")), "busy", "over the limit");
+    assert_eq!(ok(a, &format!("(start c2 yellow ({text}) 2 3)")), "ready");
+    assert_eq!(ok(a, &format!("(start c3 red ({text}) 2 3)")), "busy", "over the limit");
     assert_eq!(ok(a, "(info)"), "((name factotum) (status busy))");
     std::thread::scope(|s| {
         let h = s.spawn(|| {
@@ -215,7 +215,7 @@ fn stop_abort_and_the_next_play_cancel_a_running_search() {
     let a = srv.addr;
     let (text, _) = rules("connect4.kif");
     for (id, end) in [("s1", "(stop s1 nil)"), ("s2", "(abort s2)")] {
-        assert_eq!(ok(a, &format!("(start {id} red ({text}) 10 60)")), "ready");
+        assert_eq!(ok(a, &format!("(start {id} red ({text}) 2 60)")), "ready");
         std::thread::scope(|s| {
             let h = s.spawn(|| {
                 let t = Instant::now();
@@ -231,7 +231,7 @@ fn stop_abort_and_the_next_play_cancel_a_running_search() {
     }
     // A manager that gave up on a reply sends the next play: the old search stops, and the
     // new reply is a move of the new state.
-    assert_eq!(ok(a, &format!("(start s3 red ({text}) 10 60)")), "ready");
+    assert_eq!(ok(a, &format!("(start s3 red ({text}) 2 60)")), "ready");
     std::thread::scope(|s| {
         let h = s.spawn(|| {
             let t = Instant::now();
@@ -244,5 +244,33 @@ fn stop_abort_and_the_next_play_cancel_a_running_search() {
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(ok(a, "(abort s3)"), "aborted");
         assert_eq!(h2.join().expect("client"), "noop", "red has only noop after dropping");
+    });
+}
+
+#[test]
+fn the_start_clock_is_spent_searching_and_abort_cancels_it() {
+    let srv = server(2, 0.5);
+    let a = srv.addr;
+    let (text, _) = rules("connect4.kif");
+    let t = Instant::now();
+    assert_eq!(ok(a, &format!("(start e1 red ({text}) 3 2)")), "ready");
+    let took = t.elapsed();
+    assert!(
+        took >= Duration::from_millis(2300) && took < Duration::from_secs(3),
+        "ready after the start clock less the margin: {took:?}"
+    );
+    assert!(ok(a, "(play e1 nil)").starts_with("( drop "));
+    assert_eq!(ok(a, "(abort e1)"), "aborted");
+    // An abort during the early search ends it: the next start is not kept waiting.
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let t = Instant::now();
+            (ok(a, &format!("(start e2 red ({text}) 60 2)")), t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(ok(a, "(abort e2)"), "aborted");
+        let (r, took) = h.join().expect("client");
+        assert_eq!(r, "ready");
+        assert!(took < Duration::from_secs(5), "abort did not cancel the early search: {took:?}");
     });
 }
