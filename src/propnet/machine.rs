@@ -51,6 +51,10 @@ pub struct Compiled {
     next_live: Vec<(u32, Ref)>,
     role_legal: Vec<Vec<(u32, Ref)>>,
     scanned: Vec<bool>,
+    /// Per role: the literal taken out of its guarded legal ANDs (see [`legal_guards`]).
+    guard: Vec<Option<Ref>>,
+    /// Per legal id: whether its ref computes legality only together with its role's guard.
+    guarded: Vec<bool>,
     init: Vec<u64>,
     input_ref: Vec<Ref>,
     legal: Vec<Ref>,
@@ -112,7 +116,8 @@ pub struct PropnetMachine {
     /// hooks (valid once the joint move's inputs are set).
     next_bits: Vec<u64>,
     joint: Vec<u32>,
-    /// Per role, the legal ids currently true (unordered), and each id's slot in it.
+    /// Per role and guardedness (`2 * role + guarded`), the legal ids whose ref is currently
+    /// true (unordered), and each id's slot in its set.
     legal_set: Vec<Vec<u32>>,
     legal_pos: Vec<u32>,
 }
@@ -129,21 +134,47 @@ impl Compiled {
     }
 
     pub fn new(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
+        Compiled::with_scan_max(net, terms, symbols, SCAN_MAX)
+    }
+
+    /// Legal ids whose AND dropped their role's guard (see [`legal_guards`]).
+    pub fn guarded_count(&self) -> usize {
+        self.guarded.iter().filter(|&&g| g).count()
+    }
+
+    /// As [`Compiled::new`], with roles of more than `scan_max` possible moves keeping their
+    /// legal sets through hooks (tests use 0 to put every role on hooks).
+    pub fn with_scan_max(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize) -> Compiled {
         let n = net.nodes.len();
+        let (guard, guarded) = legal_guards(net);
+        // A guarded legal AND drops its role's guard from its inputs.
+        let mut guarded_node = vec![NONE; n];
+        for (id, &r) in net.legal.iter().enumerate() {
+            if guarded[id] {
+                guarded_node[r.node()] = net.inputs[id].0 as u32;
+            }
+        }
+        let inputs = |i: usize| -> Vec<Ref> {
+            let drop = if guarded_node[i] != NONE { guard[guarded_node[i] as usize] } else { None };
+            net.nodes[i].inputs.iter().copied().filter(|&r| Some(r) != drop).collect()
+        };
+        let node_inputs: Vec<Vec<Ref>> = (0..n).map(inputs).collect();
         let mut offset = vec![0i32; n];
         let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, node) in net.nodes.iter().enumerate() {
-            let negs = node.inputs.iter().filter(|r| r.neg()).count() as i32;
+            let ins = &node_inputs[i];
+            let negs = ins.iter().filter(|r| r.neg()).count() as i32;
             offset[i] = match node.kind {
-                Kind::And => 1 - node.inputs.len() as i32 + negs,
+                Kind::And => 1 - ins.len() as i32 + negs,
                 Kind::Or => negs,
                 _ => 0,
             };
-            for r in &node.inputs {
+            for r in ins {
                 outs[r.node()].push((i as u32) << 1 | r.neg() as u32);
             }
         }
-        let succ: Vec<Vec<usize>> = net.nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
+        let succ: Vec<Vec<usize>> = node_inputs.iter().map(|ins| ins.iter().map(|r| r.node()).collect()).collect();
+        drop(node_inputs);
         let mut cycle = vec![NONE; n];
         let mut cycles = Vec::new();
         for comp in sccs(n, &succ) {
@@ -178,7 +209,7 @@ impl Compiled {
                 role_legal[role].push((id as u32, r));
             }
         }
-        let scanned: Vec<bool> = role_legal.iter().map(|l| l.len() <= SCAN_MAX).collect();
+        let scanned: Vec<bool> = role_legal.iter().map(|l| l.len() <= scan_max).collect();
         // Hooks: `id << 2 | kind << 1 | negated`, kind 0 a legal id, 1 a base whose next
         // value the node gives.
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -233,6 +264,8 @@ impl Compiled {
             next_live,
             role_legal,
             scanned,
+            guard,
+            guarded,
             roles: net.roles.clone(),
             offset,
             out_start,
@@ -256,6 +289,57 @@ impl Compiled {
             words,
         }
     }
+}
+
+/// Legal guards. In most turn-taking games every move of a role is legal only while some
+/// literal holds, such as `(true (control white))`, and that literal flips every turn: as an
+/// input of each of the role's legal ANDs it would reach all of them at every step. For each
+/// role, the literal found in the most of its legal ANDs (at least two) becomes the role's
+/// guard: those ANDs, where nothing else reads them, drop it from their inputs, and a query
+/// for the role's legal moves reads the guard once. Returns the guard per role and, per
+/// legal id, whether its AND dropped the guard.
+fn legal_guards(net: &Net) -> (Vec<Option<Ref>>, Vec<bool>) {
+    let mut readers = vec![0u32; net.nodes.len()];
+    for node in &net.nodes {
+        for r in &node.inputs {
+            readers[r.node()] += 1;
+        }
+    }
+    let outputs = net.next.iter().chain(&net.legal).chain([&net.terminal]);
+    for r in outputs.chain(net.goals.iter().flatten().map(|(r, _)| r)) {
+        readers[r.node()] += 1;
+    }
+    let candidate = |r: Ref| {
+        !r.is_const()
+            && !r.neg()
+            && matches!(net.nodes[r.node()].kind, Kind::And)
+            && readers[r.node()] == 1
+            && net.nodes[r.node()].inputs.len() >= 2
+    };
+    let mut guard = vec![None; net.roles.len()];
+    let mut guarded = vec![false; net.legal.len()];
+    let mut freq: std::collections::BTreeMap<Ref, usize> = Default::default();
+    for (role, g) in guard.iter_mut().enumerate() {
+        freq.clear();
+        let ids = || (0..net.legal.len()).filter(move |&id| net.inputs[id].0 == role && candidate(net.legal[id]));
+        for id in ids() {
+            for &r in &net.nodes[net.legal[id].node()].inputs {
+                *freq.entry(r).or_default() += 1;
+            }
+        }
+        // The most frequent literal; ties go to the smallest ref, so builds are repeatable.
+        let Some((&best, &count)) = freq.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) else { continue };
+        if count < 2 {
+            continue;
+        }
+        *g = Some(best);
+        for id in ids() {
+            if net.nodes[net.legal[id].node()].inputs.contains(&best) {
+                guarded[id] = true;
+            }
+        }
+    }
+    (guard, guarded)
 }
 
 /// A node's state, kept together so that an edge touches one cache line.
@@ -289,7 +373,7 @@ impl PropnetMachine {
             cur: vec![0; c.words],
             next_bits: vec![0; c.words],
             joint: Vec::new(),
-            legal_set: vec![Vec::new(); c.roles.len()],
+            legal_set: vec![Vec::new(); 2 * c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
             c,
         };
@@ -348,18 +432,24 @@ impl PropnetMachine {
         self.val(r.node()) ^ r.neg()
     }
 
+    /// The legal set holding `id` when its ref is true.
+    #[inline]
+    fn set_of(&self, id: u32) -> usize {
+        2 * self.c.moves[id as usize].0 + self.c.guarded[id as usize] as usize
+    }
+
     #[inline]
     fn add_legal(&mut self, id: u32) {
-        let role = self.c.moves[id as usize].0;
-        self.legal_pos[id as usize] = self.legal_set[role].len() as u32;
-        self.legal_set[role].push(id);
+        let k = self.set_of(id);
+        self.legal_pos[id as usize] = self.legal_set[k].len() as u32;
+        self.legal_set[k].push(id);
     }
 
     #[inline]
     fn remove_legal(&mut self, id: u32) {
-        let role = self.c.moves[id as usize].0;
+        let k = self.set_of(id);
         let p = self.legal_pos[id as usize];
-        let set = &mut self.legal_set[role];
+        let set = &mut self.legal_set[k];
         let last = *set.last().expect("legal set holds the id");
         set.swap_remove(p as usize);
         if last != id {
@@ -606,14 +696,19 @@ impl StateMachine for PropnetMachine {
     fn legal_moves(&mut self, state: &PnState, role: usize, out: &mut Vec<u32>) {
         self.set_state(state);
         out.clear();
-        if self.c.scanned[role] {
-            for &(id, r) in &self.c.role_legal[role] {
-                if self.value(r) {
+        let c = self.shared();
+        let open = c.guard[role].is_none_or(|g| self.value(g));
+        if c.scanned[role] {
+            for &(id, r) in &c.role_legal[role] {
+                if (open || !c.guarded[id as usize]) && self.value(r) {
                     out.push(id);
                 }
             }
         } else {
-            out.extend_from_slice(&self.legal_set[role]);
+            out.extend_from_slice(&self.legal_set[2 * role]);
+            if open {
+                out.extend_from_slice(&self.legal_set[2 * role + 1]);
+            }
             out.sort_unstable();
         }
     }
