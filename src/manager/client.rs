@@ -132,7 +132,7 @@ impl PlayerClient for InProcess {
                     Ok(s) => Ok(s.text),
                     Err(e) => {
                         tracing::error!(error = %e, "in-process player chose no move; sending its first legal");
-                        p.first_legal().ok_or_else(|| Failure::Connection(e))
+                        p.first_legal().ok_or(Failure::Connection(e))
                     }
                 }
             }

@@ -71,7 +71,11 @@ pub fn markdown(s: &Summary) -> String {
          than the opponent in the match. Elo: Bradley-Terry fitted by MM iterations (draws half \
          a win, one virtual draw per pair), 400·log10 scale, anchored at {anchor}; ± is 1.96 \
          standard deviations over bootstrap resamples of the matches. Errors: turns on which the \
-         manager recorded TO (late), IL (illegal or unparseable) or CE (connection error).\n"
+         manager recorded TO (late), IL (illegal or unparseable) or CE (connection error). \
+         Caveats: a player with no loss (or no win) against an opponent is held finite only by \
+         the virtual draw, and resampling cannot show uncertainty that the sample lacks, so such \
+         ratings and their error bars are lower bounds; likewise a CI of ± 0 means every score \
+         was equal, not that the mean is exact.\n"
     );
     out.push_str("## Overall\n\n");
     table_md(&s.overall, &mut out);
@@ -105,6 +109,15 @@ pub fn markdown(s: &Summary) -> String {
 
 const COLORS: [&str; 8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
 
+/// An error bar's length for the axis range: 0 when unknown, at most 2000.
+fn bar(e: f64) -> f64 {
+    if e.is_finite() && e > 0.0 {
+        e.min(2000.0)
+    } else {
+        0.0
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -127,8 +140,8 @@ pub fn svg(s: &Summary) -> String {
     // Left panel: Elo.
     let rows: Vec<_> = s.overall.rows.iter().filter(|r| r.elo.is_finite()).collect();
     let (x0, x1) = (60.0, 330.0);
-    let lo = rows.iter().map(|r| r.elo - r.elo_err.max(0.0).min(2000.0)).fold(0.0f64, f64::min);
-    let hi = rows.iter().map(|r| r.elo + r.elo_err.max(0.0).min(2000.0)).fold(0.0f64, f64::max);
+    let lo = rows.iter().map(|r| r.elo - bar(r.elo_err)).fold(0.0f64, f64::min);
+    let hi = rows.iter().map(|r| r.elo + bar(r.elo_err)).fold(0.0f64, f64::max);
     let (lo, hi) = if hi - lo < 1.0 { (lo - 50.0, hi + 50.0) } else { (lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)) };
     let y = |v: f64| bottom - (v - lo) / (hi - lo) * (bottom - top);
     let _ = writeln!(o, r#"<text x="{x0}" y="40">Elo (95% bootstrap), all games</text>"#);

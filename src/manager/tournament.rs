@@ -188,13 +188,15 @@ impl Tournament {
     }
 
     /// The record of a scheduled match if it is finished (completed or aborted) and was
-    /// played by the same players on the same rules.
+    /// played by the same players on the same rules and clocks (agent settings other than
+    /// their names are not compared).
     pub fn finished(&self, s: &Scheduled) -> Option<MatchRecord> {
         let rec = MatchRecord::load(&self.out.join(format!("{}.json", s.spec.id)))?;
         let same_players =
             rec.player_names_from_host.iter().map(String::as_str).eq(s.spec.players.iter().map(|p| p.label()));
         let same_rules = rec.factotum.rules_hash == super::record::fnv1a(s.spec.rules.as_bytes());
-        ((rec.is_completed || rec.is_aborted) && same_players && same_rules).then_some(rec)
+        let same_clocks = (rec.start_clock, rec.play_clock) == (s.spec.start_clock, s.spec.play_clock);
+        ((rec.is_completed || rec.is_aborted) && same_players && same_rules && same_clocks).then_some(rec)
     }
 }
 
