@@ -138,3 +138,33 @@ fn rules_are_sent_without_comments() {
     let r = super::referee::rules_text("; comment (\n(role x) ; more )\n(<= (legal x a) (true (p)))").unwrap();
     assert_eq!(r, "( role x ) ( <= ( legal x a ) ( true ( p ) ) )");
 }
+
+/// Architecture invariant: sockets and HTTP live only in `protocol/` (the server) and
+/// `manager/remote.rs` (the client).
+#[test]
+fn tidy_only_protocol_and_remote_open_sockets() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    assert!(files.len() > 10);
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if rel.starts_with("protocol/") || rel == "manager/remote.rs" || rel == "manager/tests.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for word in ["TcpStream", "TcpListener", "hyper::"] {
+            assert!(!text.contains(word), "{rel} uses {word}: HTTP belongs in protocol/ or manager/remote.rs");
+        }
+    }
+}
