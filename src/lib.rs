@@ -9,7 +9,9 @@
 //!   propnet engine.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
 //! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
-//! - [`protocol`]: the GGP protocol over HTTP (the only HTTP code).
+//! - [`protocol`]: the GGP protocol over HTTP (the player's server).
+//! - [`manager`]: the game manager: matches, records (ggp-base's JSON), tournaments, ratings,
+//!   reports; the HTTP client for remote players. The only writer of `matches/`.
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
 //! - [`par`]: a small work pool for batch commands (a folder of files, a few threads).
@@ -21,6 +23,7 @@ pub mod gdl;
 pub mod graph;
 pub mod interp;
 pub mod machine;
+pub mod manager;
 pub mod par;
 pub mod propnet;
 pub mod protocol;

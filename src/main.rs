@@ -10,6 +10,7 @@ use factotum::bench::bench_playouts;
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
+use factotum::manager;
 use factotum::propnet::{self, Budget};
 use factotum::protocol::{self, ServerConfig};
 use std::path::{Path, PathBuf};
@@ -134,6 +135,43 @@ enum Cmd {
         /// Print the report as one JSON line.
         #[arg(long)]
         json: bool,
+    },
+    /// Run one match as a GGP game manager: each player is an agent TOML (played in-process)
+    /// or a GGP player's URL (http://host:port), one per role in role order; writes the
+    /// record (ggp-base's JSON match format) to OUT/ID.json.
+    Match {
+        game: PathBuf,
+        /// An agent TOML or an http:// URL; one per role, in role order.
+        #[arg(long = "player", required = true)]
+        players: Vec<String>,
+        #[arg(long, default_value_t = 10)]
+        startclock: u32,
+        #[arg(long, default_value_t = 5)]
+        playclock: u32,
+        /// Folder for the record.
+        #[arg(long, default_value = "matches")]
+        out: PathBuf,
+        /// Match id (default: the game's name and the time).
+        #[arg(long)]
+        id: Option<String>,
+        /// Seeds replacement moves and the in-process agents.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Overrides the in-process agents' margin_s.
+        #[arg(long)]
+        margin_s: Option<f64>,
+    },
+    /// Run a tournament (TOML config): games × pairs × role assignments × rounds, in parallel,
+    /// resumable (finished records in the output folder are not replayed); writes
+    /// report.md and report.svg beside the records.
+    Tournament {
+        config: PathBuf,
+        /// Play at most this many matches in this run (the rest on a later run).
+        #[arg(long)]
+        max_matches: Option<usize>,
+        /// Matches at once (default: the config's `parallel`).
+        #[arg(long)]
+        parallel: Option<usize>,
     },
 }
 
@@ -282,6 +320,10 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Match { game, players, startclock, playclock, out, id, seed, margin_s } => {
+            match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s)
+        }
+        Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
         Cmd::Propnet { game, all: true, mem_gib, jobs, budget_s, .. } => {
             let rows = coverage::run_all(&game, budget_s, mem_gib * 1024.0, jobs)?;
             coverage::print(&rows, budget_s, mem_gib * 1024.0);
@@ -289,6 +331,92 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         }
         Cmd::Propnet { game, dot, budget_s, json, .. } => propnet_cmd(&game, dot.as_deref(), budget_s, json),
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn match_cmd(
+    path: &Path,
+    players: &[String],
+    startclock: u32,
+    playclock: u32,
+    out: &Path,
+    id: Option<String>,
+    seed: u64,
+    margin_s: Option<f64>,
+) -> Result<ExitCode> {
+    if startclock == 0 || playclock == 0 {
+        anyhow::bail!("startclock and playclock must be at least 1 s");
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let game = match Game::parse(&path.display().to_string(), &text) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let specs = players
+        .iter()
+        .map(|p| manager::PlayerSpec::parse(p, margin_s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let id = manager::sanitize(&id.unwrap_or_else(|| format!("{}.{}", game.name, manager::record::now_ms())));
+    std::fs::create_dir_all(out)?;
+    let spec = manager::referee::MatchSpec {
+        seed: manager::referee::match_seed(seed, &id),
+        id,
+        game_path: path.display().to_string(),
+        rules: std::sync::Arc::new(manager::referee::rules_text(&text).map_err(anyhow::Error::msg)?),
+        game: std::sync::Arc::new(game),
+        players: specs,
+        start_clock: startclock,
+        play_clock: playclock,
+        tournament: None,
+        out: Some(out.to_path_buf()),
+    };
+    let rec = manager::referee::run_match(&spec).map_err(anyhow::Error::msg)?;
+    println!("| role | player | goal | errors |");
+    println!("|---|---|---|---|");
+    let counts = rec.error_counts();
+    for (r, role) in rec.factotum.roles.iter().enumerate() {
+        println!(
+            "| {role} | {} | {} | {} |",
+            rec.player_names_from_host[r],
+            rec.goal_values.get(r).map_or("–".to_string(), |g| g.to_string()),
+            counts.get(r).copied().unwrap_or(0)
+        );
+    }
+    let state = if rec.is_completed { "completed" } else { "aborted" };
+    println!(
+        "match {} {state} after {} joint moves; record {}",
+        rec.match_id,
+        rec.moves.len(),
+        out.join(format!("{}.json", rec.match_id)).display()
+    );
+    Ok(if rec.is_completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<usize>) -> Result<ExitCode> {
+    let cfg = manager::tournament::TournamentConfig::load(config).map_err(anyhow::Error::msg)?;
+    let t = manager::tournament::Tournament::new(cfg).map_err(anyhow::Error::msg)?;
+    let parallel = parallel.unwrap_or(t.cfg.parallel).max(1);
+    let stats = manager::tournament::run(&t, max_matches, parallel).map_err(anyhow::Error::msg)?;
+    let summary = manager::tournament::summarize(&t);
+    let md = manager::report::markdown(&summary);
+    manager::record::write_atomic(&t.out.join("report.md"), md.as_bytes())?;
+    manager::record::write_atomic(&t.out.join("report.svg"), manager::report::svg(&summary).as_bytes())?;
+    print!("{md}");
+    println!(
+        "\nthis run: {} played, {} skipped (already finished), {} not played (errors), {} left for a later run; {:.1} s. \
+         Report: {}",
+        stats.played - stats.failed,
+        stats.skipped,
+        stats.failed,
+        stats.remaining,
+        stats.elapsed_s,
+        t.out.join("report.md").display()
+    );
+    Ok(if stats.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn conform_any<B: EngineBuilder>(

@@ -1,0 +1,212 @@
+//! Players as the manager sees them: a [`PlayerClient`] answers ggp-base's requests (START,
+//! PLAY, STOP) in text, either in-process (an agent config) or over HTTP. Each client runs
+//! on its own thread behind a [`Seat`], so that all roles are asked at once and a late reply
+//! is simply not waited for: the manager's clock is the only clock.
+
+use crate::agent::{deadlines, new_player, AgentConfig, Player};
+use crate::gdl::Game;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A request from the manager.
+#[derive(Clone, Debug)]
+pub enum Request {
+    Start {
+        id: String,
+        role: String,
+        /// The rules as sent (printed KIF, no comments).
+        rules: Arc<String>,
+        /// The parsed rules, for in-process players (same text).
+        game: Arc<Game>,
+        start_clock: u32,
+        play_clock: u32,
+    },
+    /// `moves` is `None` on the first turn (`NIL`).
+    Play {
+        id: String,
+        moves: Option<Vec<String>>,
+    },
+    Stop {
+        id: String,
+        moves: Option<Vec<String>>,
+    },
+    Abort {
+        id: String,
+    },
+}
+
+impl Request {
+    /// The message as ggp-base's `RequestBuilder` writes it.
+    pub fn text(&self) -> String {
+        let moves = |m: &Option<Vec<String>>| match m {
+            None => "NIL".to_string(),
+            Some(v) => {
+                let mut s = String::from("(");
+                for m in v {
+                    s.push_str(m);
+                    s.push(' ');
+                }
+                s.push(')');
+                s
+            }
+        };
+        match self {
+            Request::Start { id, role, rules, start_clock, play_clock, .. } => {
+                format!("( START {id} {role} ({rules}) {start_clock} {play_clock})")
+            }
+            Request::Play { id, moves: m } => format!("( PLAY {id} {} )", moves(m)),
+            Request::Stop { id, moves: m } => format!("( STOP {id} {} )", moves(m)),
+            Request::Abort { id } => format!("( ABORT {id} )"),
+        }
+    }
+}
+
+/// Why a request got no reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No reply by the deadline (ggp-base's `TO`).
+    Timeout,
+    /// Connection refused or reset, HTTP error, player crashed (ggp-base's `CE`).
+    Connection(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Timeout => write!(f, "timeout"),
+            Failure::Connection(e) => write!(f, "connection error: {e}"),
+        }
+    }
+}
+
+/// A player the manager can talk to. `handle` may take longer than `deadline`; the
+/// [`Seat`] stops waiting at the deadline either way.
+pub trait PlayerClient: Send {
+    fn name(&self) -> String;
+    fn handle(&mut self, req: &Request, deadline: Instant) -> Result<String, Failure>;
+}
+
+/// An agent configuration played in this process, on the clocks a remote player gets: the
+/// start clock to build its engine, and each play clock (less its margin) to search.
+pub struct InProcess {
+    cfg: AgentConfig,
+    seed: u64,
+    player: Option<Box<dyn Player>>,
+    play_clock: Duration,
+}
+
+impl InProcess {
+    pub fn new(cfg: AgentConfig, seed: u64) -> InProcess {
+        InProcess { cfg, seed, player: None, play_clock: Duration::from_secs(1) }
+    }
+}
+
+impl PlayerClient for InProcess {
+    fn name(&self) -> String {
+        self.cfg.name.clone()
+    }
+    fn handle(&mut self, req: &Request, _deadline: Instant) -> Result<String, Failure> {
+        let receipt = Instant::now();
+        match req {
+            Request::Start { role, game, start_clock, play_clock, .. } => {
+                self.play_clock = Duration::from_secs(*play_clock as u64);
+                let (build, _) = deadlines(receipt, Duration::from_secs(*start_clock as u64), self.cfg.margin());
+                match new_player(game, role, &self.cfg, self.seed, build) {
+                    Ok(p) => {
+                        self.player = Some(p);
+                        Ok("ready".into())
+                    }
+                    Err(e) => Err(Failure::Connection(format!("cannot build the game: {e}"))),
+                }
+            }
+            Request::Play { moves, .. } => {
+                let p = self.player.as_mut().ok_or_else(|| Failure::Connection("no engine (start failed)".into()))?;
+                if let Some(m) = moves {
+                    if let Err(e) = p.advance(m) {
+                        tracing::error!(error = %e, "in-process player cannot apply the moves");
+                    }
+                }
+                let (search, _) = deadlines(receipt, self.play_clock, self.cfg.margin());
+                match p.select(search) {
+                    Ok(s) => Ok(s.text),
+                    Err(e) => {
+                        tracing::error!(error = %e, "in-process player chose no move; sending its first legal");
+                        p.first_legal().ok_or(Failure::Connection(e))
+                    }
+                }
+            }
+            Request::Stop { .. } => {
+                self.player = None;
+                Ok("done".into())
+            }
+            Request::Abort { .. } => {
+                self.player = None;
+                Ok("aborted".into())
+            }
+        }
+    }
+}
+
+type Reply = (u64, Result<String, Failure>);
+
+/// A client on its own thread. Requests are numbered; a reply to an earlier request that
+/// arrives late is dropped.
+pub struct Seat {
+    tx: Option<Sender<(u64, Request, Instant)>>,
+    rx: Receiver<Reply>,
+    seq: u64,
+    pub name: String,
+}
+
+impl Seat {
+    pub fn new(mut client: Box<dyn PlayerClient>, span: tracing::Span) -> Seat {
+        let name = client.name();
+        let (tx, req_rx) = mpsc::channel::<(u64, Request, Instant)>();
+        let (reply_tx, rx) = mpsc::channel::<Reply>();
+        let spawned = std::thread::Builder::new().name(format!("seat {name}")).spawn(move || {
+            let _e = span.enter();
+            while let Ok((seq, req, deadline)) = req_rx.recv() {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client.handle(&req, deadline)))
+                    .unwrap_or_else(|_| Err(Failure::Connection("the player panicked".into())));
+                if reply_tx.send((seq, r)).is_err() {
+                    break;
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start a player thread");
+        }
+        Seat { tx: Some(tx), rx, seq: 0, name }
+    }
+
+    /// Sends a request; its reply is due by `deadline`.
+    pub fn send(&mut self, req: Request, deadline: Instant) {
+        self.seq += 1;
+        if let Some(tx) = &self.tx {
+            let _ = tx.send((self.seq, req, deadline));
+        }
+    }
+
+    /// Waits for the reply to the last request until `deadline`.
+    pub fn wait(&mut self, deadline: Instant) -> Result<String, Failure> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok((seq, r)) if seq == self.seq => return r,
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Timeout) => return Err(Failure::Timeout),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Failure::Connection("the player thread ended".into()))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread once its current request is done.
+        self.tx.take();
+    }
+}

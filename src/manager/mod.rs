@@ -1,0 +1,84 @@
+//! The game manager: runs matches between players as a GGP game manager does, writes match
+//! records (ggp-base's JSON format) and runs tournaments with statistics and a report. The
+//! only writer of `matches/`.
+//!
+//! - [`client`]: the [`client::PlayerClient`] trait (START/PLAY/STOP in text), the in-process
+//!   adapter over [`crate::agent::Player`], and [`client::Seat`] (one thread per player, the
+//!   manager's clock).
+//! - [`remote`]: the HTTP client for remote players.
+//! - [`referee`]: one match, refereed by our engine; errors recorded and replaced.
+//! - [`record`]: the record format and atomic writes.
+//! - [`tournament`]: config, schedule (games × pairs × role assignments × rounds), resume,
+//!   parallel runs and progress.
+//! - [`rating`]: means with confidence intervals, W/D/L, Bradley-Terry ratings as Elo.
+//! - [`report`]: Markdown tables and an SVG chart.
+
+pub mod client;
+pub mod rating;
+pub mod record;
+pub mod referee;
+pub mod remote;
+pub mod report;
+pub mod tournament;
+
+use crate::agent::AgentConfig;
+use std::path::Path;
+
+/// A player as given on the command line or in a tournament config.
+#[derive(Clone, Debug)]
+pub enum PlayerSpec {
+    /// An agent configuration played in-process.
+    Agent { path: String, label: String, cfg: AgentConfig },
+    /// A GGP player over HTTP.
+    Remote { url: String, label: String },
+}
+
+impl PlayerSpec {
+    /// `http://...` is a remote player; anything else is an agent TOML file. `margin_s`
+    /// overrides the agent's margin.
+    pub fn parse(s: &str, margin_s: Option<f64>) -> Result<PlayerSpec, String> {
+        if s.starts_with("http://") || s.starts_with("https://") {
+            remote::HttpPlayer::new(s)?;
+            let label = s.trim_start_matches("http://").trim_end_matches('/').replace([':', '/'], "_");
+            return Ok(PlayerSpec::Remote { url: s.to_string(), label });
+        }
+        let mut cfg = AgentConfig::load(Path::new(s))?;
+        if let Some(m) = margin_s {
+            if !(m.is_finite() && m >= 0.0) {
+                return Err(format!("margin_s must be a finite number >= 0, not {m}"));
+            }
+            cfg.margin_s = m;
+        }
+        let label = Path::new(s).file_stem().map(|x| x.to_string_lossy().into_owned()).unwrap_or_else(|| s.into());
+        Ok(PlayerSpec::Agent { path: s.to_string(), label, cfg })
+    }
+
+    /// A short name: the agent file's stem, or the URL's host and port.
+    pub fn label(&self) -> &str {
+        match self {
+            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } => label,
+        }
+    }
+
+    pub fn set_label(&mut self, l: String) {
+        match self {
+            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } => *label = l,
+        }
+    }
+
+    /// As given: the TOML path or the URL.
+    pub fn source(&self) -> &str {
+        match self {
+            PlayerSpec::Agent { path, .. } => path,
+            PlayerSpec::Remote { url, .. } => url,
+        }
+    }
+}
+
+/// Characters allowed in match ids (GGP atoms, file names): others become `_`.
+pub fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests;

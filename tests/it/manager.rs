@@ -1,0 +1,503 @@
+//! The game manager through the real CLI: `factotum match` with in-process agents, against
+//! our own `factotum serve` over HTTP, and against a stub GGP player that misbehaves; and
+//! `factotum tournament` interrupted (a match limit, a record left unfinished) and resumed.
+//! Every record is checked against ggp-base's format and replayed on our propnet.
+
+use factotum::agent::{AgentConfig, Kind};
+use factotum::gdl::Game;
+use factotum::machine::StateMachine;
+use factotum::manager::record::state_string;
+use factotum::propnet::{self, Budget};
+use factotum::protocol::{spawn, ServerConfig};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn factotum(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_factotum")).args(args).current_dir(root()).output().expect("run factotum")
+}
+
+fn text(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A fresh temp dir, removed when dropped.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(tag: &str) -> Temp {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let d = std::env::temp_dir().join(format!(
+            "factotum-mgr-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temp dir");
+        Temp(d)
+    }
+    fn agent(&self, file: &str, kind: &str, margin: f64) -> String {
+        let p = self.0.join(file);
+        std::fs::write(&p, format!("name = \"{file}\"\nkind = \"{kind}\"\nmargin_s = {margin}\n")).expect("agent");
+        p.display().to_string()
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn load(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("record")).expect("record is JSON")
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().expect("array").iter().map(|s| s.as_str().expect("string").to_string()).collect()
+}
+
+/// Checks the record has ggp-base's fields with their types, and replays its moves on our
+/// propnet: every move legal, every state as recorded, the goals as recorded.
+fn check_record(rec: &Value, game_file: &str) {
+    for key in ["matchId", "randomToken", "gameMetaURL"] {
+        assert!(rec[key].is_string(), "{key}: {rec}");
+    }
+    for key in ["startTime", "startClock", "playClock", "previewClock"] {
+        assert!(rec[key].is_i64(), "{key}");
+    }
+    assert_eq!(rec["isCompleted"], Value::Bool(true));
+    assert_eq!(rec["isAborted"], Value::Bool(false));
+    let game = Game::load(&root().join(game_file)).expect("game");
+    let (mut m, _) = propnet::build(&game, &Budget::default()).expect("propnet");
+    let roles = m.roles().len();
+    let states = strings(&rec["states"]);
+    let moves: Vec<Vec<String>> = rec["moves"].as_array().expect("moves").iter().map(strings).collect();
+    let times: Vec<u64> =
+        rec["stateTimes"].as_array().expect("times").iter().map(|t| t.as_u64().expect("ms")).collect();
+    let errors: Vec<Vec<String>> = rec["errors"].as_array().expect("errors").iter().map(strings).collect();
+    assert_eq!(states.len(), moves.len() + 1);
+    assert_eq!(times.len(), states.len());
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "state times go back");
+    assert_eq!(errors.len(), states.len());
+    assert!(errors.iter().all(|e| e.len() == roles));
+    assert_eq!(strings(&rec["playerNamesFromHost"]).len(), roles);
+    let mut state = m.initial_state();
+    let mut legal = Vec::new();
+    for (i, joint) in moves.iter().enumerate() {
+        assert_eq!(state_string(&m.state_facts(&state)), states[i], "state {i}");
+        assert!(!m.is_terminal(&state));
+        assert_eq!(joint.len(), roles);
+        let mut js = Vec::new();
+        for (r, text) in joint.iter().enumerate() {
+            m.legal_moves(&state, r, &mut legal);
+            let mv = legal.iter().copied().find(|&mv| m.move_text(mv) == *text);
+            js.push(mv.unwrap_or_else(|| panic!("step {i}: {text} is not legal for role {r}")));
+        }
+        let mut next = state.clone();
+        m.next_state(&state, &js, &mut next);
+        state = next;
+    }
+    assert_eq!(state_string(&m.state_facts(&state)), states[moves.len()]);
+    assert!(m.is_terminal(&state));
+    let goals: Vec<u64> =
+        rec["goalValues"].as_array().expect("goals").iter().map(|g| g.as_u64().expect("int")).collect();
+    let want: Vec<u64> = (0..roles).map(|r| m.goal(&state, r).unwrap_or(0) as u64).collect();
+    assert_eq!(goals, want);
+}
+
+#[test]
+fn match_between_in_process_agents_writes_a_replayable_record() {
+    let t = Temp::new("match");
+    let a = t.agent("mcts.toml", "mcts", 0.6);
+    let b = t.agent("random.toml", "random", 0.6);
+    let out = t.0.join("out");
+    let o = factotum(&[
+        "match",
+        "gdl/tictactoe.kif",
+        "--player",
+        &a,
+        "--player",
+        &b,
+        "--startclock",
+        "3",
+        "--playclock",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        "it.match",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rec = load(&out.join("it.match.json"));
+    check_record(&rec, "gdl/tictactoe.kif");
+    assert_eq!(rec["matchId"], "it.match");
+    assert_eq!((rec["startClock"].as_i64(), rec["playClock"].as_i64()), (Some(3), Some(1)));
+    assert_eq!(strings(&rec["playerNamesFromHost"]), vec!["mcts", "random"]);
+    // In-process agents on 1 s clocks answer in time: no errors.
+    assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
+    // MCTS does not lose tic-tac-toe to random.
+    assert!(rec["goalValues"][0].as_u64().unwrap() >= 50, "{rec}");
+    // No temporary files left beside the record.
+    let names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, vec!["it.match.json"]);
+}
+
+#[test]
+fn match_against_factotum_serve_over_http() {
+    let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.6, ..AgentConfig::default() };
+    let srv = spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20 }).expect("bind");
+    let t = Temp::new("serve");
+    let b = t.agent("random.toml", "random", 0.6);
+    let url = format!("http://{}", srv.addr);
+    let out = t.0.join("out");
+    for (game, players) in
+        [("gdl/tictactoe.kif", [url.as_str(), b.as_str()]), ("gdl/three_to_fifteen.kif", [b.as_str(), url.as_str()])]
+    {
+        let o = factotum(&[
+            "match",
+            game,
+            "--player",
+            players[0],
+            "--player",
+            players[1],
+            "--startclock",
+            "3",
+            "--playclock",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--id",
+            "it.serve",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let rec = load(&out.join("it.serve.json"));
+        check_record(&rec, game);
+        let names = strings(&rec["playerNamesFromHost"]);
+        assert!(names.contains(&format!("127.0.0.1_{}", srv.addr.port())), "{names:?}");
+        // Our server answers every request in time with a legal move.
+        assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
+    }
+}
+
+/// Reads one HTTP request (headers and Content-Length body); returns the body.
+fn read_request(s: &mut TcpStream) -> String {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase();
+            let n = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+                .unwrap_or(0);
+            if buf.len() >= i + 4 + n {
+                return String::from_utf8_lossy(&buf[i + 4..i + 4 + n]).into_owned();
+            }
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return String::from_utf8_lossy(&buf).into_owned(),
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+        }
+    }
+}
+
+fn reply(s: &mut TcpStream, body: &str) {
+    let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-type: text/acl\r\nContent-length: {}\r\n\r\n{body}", body.len());
+}
+
+/// A GGP player that misbehaves on its first plays: too slow, an illegal move, garbage, a
+/// dropped connection, an HTTP error, a reply that is not HTTP; then it sends `noop`.
+fn stub_player() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().unwrap();
+    let plays = Arc::new(AtomicUsize::new(0));
+    let counter = plays.clone();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut s) = conn else { continue };
+            let counter = counter.clone();
+            std::thread::spawn(move || {
+                let msg = read_request(&mut s).to_ascii_uppercase();
+                if !msg.contains("PLAY") {
+                    return reply(&mut s, if msg.contains("START") { "ready" } else { "done" });
+                }
+                match counter.fetch_add(1, Ordering::SeqCst) {
+                    0 => {
+                        std::thread::sleep(Duration::from_millis(3500));
+                        reply(&mut s, "noop")
+                    }
+                    1 => reply(&mut s, "( mark 9 9 )"),
+                    2 => reply(&mut s, "((( garbage"),
+                    3 => drop(s),
+                    4 => {
+                        let _ = s.write_all(b"HTTP/1.0 500 Internal Server Error\r\nContent-length: 0\r\n\r\n");
+                    }
+                    5 => {
+                        let _ = s.write_all(b"\x00\x01 not http at all");
+                    }
+                    _ => reply(&mut s, "noop"),
+                }
+            });
+        }
+    });
+    (addr, plays)
+}
+
+#[test]
+fn misbehaving_player_gets_errors_recorded_and_the_match_completes() {
+    let (addr, plays) = stub_player();
+    let t = Temp::new("stub");
+    let a = t.agent("first.toml", "first", 0.5);
+    let out = t.0.join("out");
+    let url = format!("http://{addr}");
+    let t0 = Instant::now();
+    // The stub plays o; x (first legal) needs 5 joint moves to win at the earliest.
+    let o = factotum(&[
+        "match",
+        "gdl/tictactoe.kif",
+        "--player",
+        &a,
+        "--player",
+        &url,
+        "--startclock",
+        "2",
+        "--playclock",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        "it.stub",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    let rec = load(&out.join("it.stub.json"));
+    check_record(&rec, "gdl/tictactoe.kif");
+    let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
+    assert!(errors.len() >= 7, "{errors:?}");
+    assert_eq!(errors[0], vec!["", ""], "start");
+    let o_errs: Vec<&str> = errors[1..7].iter().map(|e| e[1].as_str()).collect();
+    assert_eq!(o_errs[0], "TO", "{o_errs:?}");
+    assert_eq!(o_errs[1], "IL ( mark 9 9 )", "{o_errs:?}");
+    assert!(o_errs[2].starts_with("IL ((( garbage"), "{o_errs:?}");
+    assert_eq!(&o_errs[3..6], ["CE", "CE", "CE"], "{o_errs:?}");
+    assert!(errors.iter().all(|e| e[0].is_empty()), "x had errors: {errors:?}");
+    assert!(plays.load(Ordering::SeqCst) >= 6);
+    // Nobody listening: every request is a connection error.
+    let o = factotum(&[
+        "match",
+        "gdl/tictactoe.kif",
+        "--player",
+        &a,
+        "--player",
+        "http://127.0.0.1:9",
+        "--startclock",
+        "1",
+        "--playclock",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        "it.refused",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rec = load(&out.join("it.refused.json"));
+    check_record(&rec, "gdl/tictactoe.kif");
+    let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
+    assert!(errors.iter().all(|e| e[1] == "CE"), "refused connections are CE: {errors:?}");
+    // Replacement moves are seeded: the same match id and seed replay the same moves.
+    let out2 = t.0.join("out2");
+    let o = factotum(&[
+        "match",
+        "gdl/tictactoe.kif",
+        "--player",
+        &a,
+        "--player",
+        "http://127.0.0.1:9",
+        "--startclock",
+        "1",
+        "--playclock",
+        "1",
+        "--out",
+        out2.to_str().unwrap(),
+        "--id",
+        "it.refused",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(load(&out2.join("it.refused.json"))["moves"], rec["moves"]);
+}
+
+fn records(dir: &Path) -> Vec<(String, String, std::time::SystemTime)> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap(), mtime)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn tournament_resumes_without_replaying_finished_matches() {
+    let t = Temp::new("tour");
+    let a = t.agent("rand.toml", "random", 0.5);
+    let b = t.agent("first.toml", "first", 0.5);
+    let out = t.0.join("out");
+    let cfg = t.0.join("t.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "name = \"it\"\ngames = [\"gdl/tictactoe.kif\", \"gdl/three_to_fifteen.kif\"]\nplayers = [{a:?}, {b:?}]\n\
+             rounds = 2\nstartclock = 2\nplayclock = 1\nparallel = 2\nout = {:?}\nanchor = \"rand\"\nbootstrap = 50\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    // 2 games × 1 pair × 2 role assignments × 2 rounds = 8 matches; play 3 now.
+    let o = factotum(&["tournament", cfg, "--max-matches", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("this run: 3 played, 0 skipped"), "{}", text(&o));
+    let first = records(&out);
+    assert_eq!(first.len(), 3);
+    std::thread::sleep(Duration::from_millis(20));
+    let o = factotum(&["tournament", cfg]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(stdout.contains("this run: 5 played, 3 skipped"), "{}", text(&o));
+    assert!(stdout.contains("8 of 8 scheduled matches finished"), "{stdout}");
+    let second = records(&out);
+    assert_eq!(second.len(), 8);
+    for r in &first {
+        assert!(second.contains(r), "{} was replayed or changed", r.0);
+    }
+    for (name, body, _) in &second {
+        let rec: Value = serde_json::from_str(body).unwrap();
+        let game = if name.contains("tictactoe") { "gdl/tictactoe.kif" } else { "gdl/three_to_fifteen.kif" };
+        check_record(&rec, game);
+        assert_eq!(rec["tournamentNameFromHost"], "it");
+    }
+    // An interrupted match leaves an unfinished record: only it is replayed.
+    let (victim, body, _) = &second[5];
+    let mut rec: Value = serde_json::from_str(body).unwrap();
+    rec["isCompleted"] = Value::Bool(false);
+    std::fs::write(out.join(victim), serde_json::to_string(&rec).unwrap()).unwrap();
+    let before = records(&out);
+    let o = factotum(&["tournament", cfg]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("this run: 1 played, 7 skipped"), "{}", text(&o));
+    let after = records(&out);
+    for (i, r) in before.iter().enumerate() {
+        if &r.0 == victim {
+            assert_ne!(after[i].1, r.1, "the unfinished match was not replayed");
+        } else {
+            assert_eq!(&after[i], r, "{} was replayed", r.0);
+        }
+    }
+    // The report: tables and a chart.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for want in ["## Overall", "### tictactoe", "### three_to_fifteen", "| rand |", "| first |", "Elo"] {
+        assert!(md.contains(want), "{want} missing from\n{md}");
+    }
+    let svg = std::fs::read_to_string(out.join("report.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+}
+
+#[test]
+fn bad_invocations_fail_cleanly() {
+    let t = Temp::new("bad");
+    let a = t.agent("first.toml", "first", 0.5);
+    let out = t.0.join("out");
+    // Wrong number of players for the roles.
+    let o = factotum(&["match", "gdl/tictactoe.kif", "--player", &a, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("1 player(s) for 2 role(s)"), "{}", text(&o));
+    // A missing agent file, a bad URL, a config with unknown keys.
+    let o = factotum(&["match", "gdl/tictactoe.kif", "--player", "nosuch.toml", "--player", &a]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = factotum(&["match", "gdl/tictactoe.kif", "--player", "ftp://x", "--player", &a]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let cfg = t.0.join("bad.toml");
+    std::fs::write(&cfg, "games = [\"gdl/tictactoe.kif\"]\nplayers = []\nfrobnicate = 1\n").unwrap();
+    let o = factotum(&["tournament", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"));
+}
+
+#[test]
+fn tournament_killed_midway_leaves_valid_records_and_resumes() {
+    let t = Temp::new("kill");
+    let a = t.agent("mcts.toml", "mcts", 0.5);
+    let b = t.agent("flat.toml", "flatmc", 0.5);
+    let out = t.0.join("out");
+    let cfg = t.0.join("k.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "name = \"k\"\ngames = [\"gdl/tictactoe.kif\"]\nplayers = [{a:?}, {b:?}]\nrounds = 2\n\
+             startclock = 2\nplayclock = 1\nparallel = 1\nout = {:?}\nbootstrap = 20\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(["tournament", cfg.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Kill (SIGKILL, harsher than Ctrl-C) while the second match is being played.
+    let t0 = Instant::now();
+    loop {
+        let done = records(&out).iter().filter(|(_, body, _)| body.contains("\"isCompleted\": true")).count();
+        if done >= 1 || t0.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let killed = records(&out);
+    assert!(!killed.is_empty());
+    for (name, body, _) in &killed {
+        let rec: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{name} is corrupt: {e}"));
+        assert!(rec["states"].as_array().is_some_and(|s| !s.is_empty()), "{name}");
+    }
+    let completed: Vec<_> =
+        killed.iter().filter(|(_, body, _)| body.contains("\"isCompleted\": true")).cloned().collect();
+    assert!(completed.len() < 4, "the kill came after the end");
+    let o = factotum(&["tournament", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(stdout.contains(&format!("{} skipped", completed.len())), "{stdout}");
+    assert!(stdout.contains("4 of 4 scheduled matches finished"), "{stdout}");
+    let after = records(&out);
+    for r in &completed {
+        assert!(after.contains(r), "{} was replayed", r.0);
+    }
+    for (_, body, _) in &after {
+        check_record(&serde_json::from_str(body).unwrap(), "gdl/tictactoe.kif");
+    }
+}
