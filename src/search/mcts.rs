@@ -6,8 +6,8 @@
 //! Nodes live in one arena (`Vec`); a node keeps its state, its legal moves per role and
 //! per-(role, move) visit counts and reward sums. An iteration selects down the tree,
 //! adds one node, runs a random playout from it and backs the per-role rewards up the
-//! path. Past the node budget no node is added (playouts start at the first missing
-//! child). Buffers are reused, so an iteration allocates only for the node it adds.
+//! path. When the tree reaches its node budget it is cut back to its most visited half
+//! (recycling), so memory stays bounded and the tree keeps growing where search goes. Buffers are reused, so an iteration allocates only for the node it adds.
 
 use super::{reward, Choice, Limit, Search};
 use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
@@ -70,6 +70,8 @@ pub struct Mcts<M: StateMachine> {
     nodes: Vec<Node<M::State, M::Move>>,
     root: u32,
     roles: usize,
+    /// Times the full tree was cut back to its most visited half.
+    recycled: u64,
     // Reused buffers.
     path: Vec<u32>,
     path_moves: Vec<u32>,
@@ -90,6 +92,7 @@ impl<M: StateMachine> Mcts<M> {
             nodes: Vec::new(),
             root: NONE,
             roles: 0,
+            recycled: 0,
             path: Vec::new(),
             path_moves: Vec::new(),
             joint: Vec::new(),
@@ -104,6 +107,11 @@ impl<M: StateMachine> Mcts<M> {
     /// Nodes in the tree.
     pub fn tree_size(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Times the tree filled its node budget and was cut back to its most visited half.
+    pub fn recycled(&self) -> u64 {
+        self.recycled
     }
 
     /// The root's moves for `role` with their visits and reward sums (empty before a search).
@@ -200,19 +208,26 @@ impl<M: StateMachine> Mcts<M> {
             self.root = 0;
             return;
         }
-        // Copy the subtree under `found` into a fresh arena (breadth first), dropping the rest.
+        self.compact(found, usize::MAX, 0);
+    }
+
+    /// Copies the subtree under `top` into a fresh arena (breadth first) and makes it the
+    /// root, dropping every other node, every child visited fewer than `min_visits` times
+    /// (with its subtree), and every node past the first `limit`.
+    fn compact(&mut self, top: u32, limit: usize, min_visits: u32) {
         let old: Vec<Node<M::State, M::Move>> = std::mem::take(&mut self.nodes);
         let mut old: Vec<Option<Node<M::State, M::Move>>> = old.into_iter().map(Some).collect();
         let mut map = vec![NONE; old.len()];
-        let mut order = vec![found];
-        map[found as usize] = 0;
+        let mut order = vec![top];
+        map[top as usize] = 0;
         let mut k = 0;
         while k < order.len() {
             let i = order[k] as usize;
             k += 1;
             if let Some(node) = &old[i] {
                 for &(_, c) in &node.children {
-                    if map[c as usize] == NONE {
+                    let keep = old[c as usize].as_ref().is_some_and(|n| n.visits >= min_visits);
+                    if keep && map[c as usize] == NONE && order.len() < limit {
                         map[c as usize] = order.len() as u32;
                         order.push(c);
                     }
@@ -222,6 +237,7 @@ impl<M: StateMachine> Mcts<M> {
         let mut nodes = Vec::with_capacity(order.len().max(1024).min(self.cfg.node_budget));
         for &i in &order {
             if let Some(mut node) = old[i as usize].take() {
+                node.children.retain(|ch| map[ch.1 as usize] != NONE);
                 for ch in node.children.iter_mut() {
                     ch.1 = map[ch.1 as usize];
                 }
@@ -230,6 +246,21 @@ impl<M: StateMachine> Mcts<M> {
         }
         self.nodes = nodes;
         self.root = 0;
+    }
+
+    /// Recycling, when the tree is full: keeps the most visited half of the budget (a
+    /// connected tree from the root, since a node has at least its children's visits) and
+    /// frees the rest, so that search goes on growing the tree where it matters.
+    fn recycle(&mut self) {
+        let keep = self.cfg.node_budget / 2;
+        if keep < 2 {
+            return;
+        }
+        let mut visits: Vec<u32> = self.nodes.iter().map(|n| n.visits).collect();
+        let k = visits.len().saturating_sub(keep).min(visits.len() - 1);
+        let (_, &mut min_visits, _) = visits.select_nth_unstable(k);
+        self.compact(self.root, keep, min_visits.max(1));
+        self.recycled += 1;
     }
 
     /// Picks each role's move at `node` by UCB on its own statistics; writes the indices to
@@ -273,6 +304,9 @@ impl<M: StateMachine> Mcts<M> {
 
     /// One iteration: select, expand one node, playout, back up.
     fn iterate(&mut self, machine: &mut M) {
+        if self.nodes.len() >= self.cfg.node_budget {
+            self.recycle();
+        }
         self.path.clear();
         self.path_moves.clear();
         let mut cur = self.root as usize;

@@ -148,6 +148,14 @@ fn mcts_keeps_to_its_node_budget() {
     let c = search.select(&mut m, &s, 0, soon(300)).expect("a move");
     assert!(c.iterations > 500, "it searches on past the budget ({} iterations)", c.iterations);
     assert!(search.tree_size() <= 500);
+    assert!(search.recycled() > 0, "the full tree was cut back");
+    assert!(search.tree_size() > 250, "and grew again: {} nodes", search.tree_size());
+    // The cut-back tree is still a tree of the game: play on and keep searching.
+    let mut legal = Vec::new();
+    m.legal_moves(&s, 0, &mut legal);
+    assert!(legal.contains(&c.mv));
+    let c2 = search.select(&mut m, &s, 0, soon(100)).expect("a move");
+    assert!(legal.contains(&c2.mv));
 }
 
 #[test]
