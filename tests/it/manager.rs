@@ -296,51 +296,35 @@ fn misbehaving_player_gets_errors_recorded_and_the_match_completes() {
     assert!(errors.iter().all(|e| e[0].is_empty()), "x had errors: {errors:?}");
     assert!(plays.load(Ordering::SeqCst) >= 6);
     // Nobody listening: every request is a connection error.
-    let o = factotum(&[
-        "match",
-        "gdl/tictactoe.kif",
-        "--player",
-        &a,
-        "--player",
-        "http://127.0.0.1:9",
-        "--startclock",
-        "1",
-        "--playclock",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-        "--id",
-        "it.refused",
-        "--seed",
-        "7",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rec = load(&out.join("it.refused.json"));
+    let refused = |dir: &Path| {
+        let o = factotum(&[
+            "match",
+            "gdl/tictactoe.kif",
+            "--player",
+            &a,
+            "--player",
+            "http://127.0.0.1:9",
+            "--startclock",
+            "1",
+            "--playclock",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+            "--id",
+            "it.refused",
+            "--seed",
+            "7",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        load(&dir.join("it.refused.json"))
+    };
+    let rec = refused(&out);
     check_record(&rec, "gdl/tictactoe.kif");
     let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
     assert!(errors.iter().all(|e| e[1] == "CE"), "refused connections are CE: {errors:?}");
     // Replacement moves are seeded: the same match id and seed replay the same moves.
     let out2 = t.0.join("out2");
-    let o = factotum(&[
-        "match",
-        "gdl/tictactoe.kif",
-        "--player",
-        &a,
-        "--player",
-        "http://127.0.0.1:9",
-        "--startclock",
-        "1",
-        "--playclock",
-        "1",
-        "--out",
-        out2.to_str().unwrap(),
-        "--id",
-        "it.refused",
-        "--seed",
-        "7",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(load(&out2.join("it.refused.json"))["moves"], rec["moves"]);
+    assert_eq!(refused(&out2)["moves"], rec["moves"]);
 }
 
 fn records(dir: &Path) -> Vec<(String, String, std::time::SystemTime)> {
