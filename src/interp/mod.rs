@@ -86,9 +86,20 @@ struct Plan {
 }
 
 /// A state of the interpreter: its true facts, as sorted term ids.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, Default)]
 pub struct InterpState {
     pub facts: Vec<TermId>,
+}
+
+impl Clone for InterpState {
+    fn clone(&self) -> InterpState {
+        InterpState { facts: self.facts.clone() }
+    }
+
+    /// Reuses the allocation (playouts reset their state this way).
+    fn clone_from(&mut self, source: &InterpState) {
+        self.facts.clone_from(&source.facts);
+    }
 }
 
 /// The GDL interpreter. Clone one per thread.
