@@ -247,12 +247,22 @@ impl Compiler<'_> {
         if args.iter().all(|p| pat_bound(p, bound)) {
             return Access::Member;
         }
-        if let Some(pos) = args.iter().position(|p| pat_bound(p, bound)) {
-            let slot = self.rels[rel].add_index(pos, IndexKind::Exact);
+        // The bound argument with the most distinct values (when they are known), else
+        // the first.
+        let doms = self.rel_keys.get(rel).and_then(|k| self.stats.rels.get(k)).map(|(_, d)| d);
+        let dom = |pos: usize| doms.and_then(|d| d.get(pos)).copied().unwrap_or(0.0);
+        let mut choice: Option<usize> = None;
+        for (pos, p) in args.iter().enumerate() {
+            if pat_bound(p, bound) && choice.is_none_or(|c| dom(pos) > dom(c)) {
+                choice = Some(pos);
+            }
+        }
+        if let Some(pos) = choice {
+            let slot = self.rels[rel].add_index_filled(pos, IndexKind::Exact, self.terms);
             return Access::Exact { slot, pos };
         }
         if let Some((pos, Pat::Func(f, ps))) = args.iter().enumerate().find(|(_, p)| matches!(p, Pat::Func(..))) {
-            let slot = self.rels[rel].add_index(pos, IndexKind::Functor);
+            let slot = self.rels[rel].add_index_filled(pos, IndexKind::Functor, self.terms);
             return Access::Functor { slot, key: functor_key(*f, ps.len()) };
         }
         Access::Scan

@@ -63,9 +63,14 @@ struct Component {
     phase: Phase,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Plan {
     rules: Vec<CRule>,
+    /// The flat rules, and for each compiled rule the flat rule it comes from and, for a
+    /// semi-naive variant, its delta literal (to plan a rule's join again: see
+    /// [`Interpreter::replan`]).
+    flats: Vec<FlatRule>,
+    rule_src: Vec<(usize, Option<usize>)>,
     comps: Vec<Component>,
     /// Components to evaluate, in order, for each query.
     for_init: Vec<usize>,
@@ -106,6 +111,11 @@ pub struct Interpreter {
     out: Vec<TermId>,
     tuple: Vec<TermId>,
     overflow: bool,
+    /// Plan each static component's joins again just before evaluating it (see
+    /// [`Interpreter::materialized`]).
+    replan: bool,
+    /// Sizes and argument domains of the relations of evaluated components, for `replan`.
+    rel_stats: Vec<Option<(f64, Vec<f64>)>>,
 }
 
 impl Interpreter {
@@ -148,6 +158,12 @@ impl Interpreter {
             }
             let mut m = Interpreter::build(game, &flats, &deps, &moded, &no_stats, TermStore::new())?;
             m.db.deadline = deadline;
+            if !top_down {
+                // Everything is listed; each component's joins are planned just before it
+                // is evaluated, with the sizes of the relations it reads then known.
+                m.replan = true;
+                return Ok(m);
+            }
             let Some(key) = m.prime_static() else {
                 if m.overflowed() {
                     return Ok(m);
@@ -199,7 +215,17 @@ impl Interpreter {
         for list in [&plan.for_init, &plan.for_legal, &plan.for_terminal, &plan.for_goal, &plan.for_next] {
             for &c in list {
                 if plan.comps[c].phase == Phase::Static && !self.computed[c] {
+                    let t = Instant::now();
                     self.eval_component(c);
+                    let ms = t.elapsed().as_secs_f64() * 1000.0;
+                    if ms > 100.0 || self.db.overflow || self.overflow {
+                        let names: Vec<(&str, u32)> = plan.comps[c]
+                            .rels
+                            .iter()
+                            .map(|&r| (self.symbols.name(plan.rel_names[r].0), self.db.rels[r].len))
+                            .collect();
+                        tracing::debug!(relations = ?names, ms, overflow = self.db.overflow || self.overflow, "slow static component");
+                    }
                     self.computed[c] = true;
                     if self.db.overflow || self.overflow {
                         return plan.comps[c].rels.first().map(|&r| plan.rel_names[r]);
@@ -311,7 +337,7 @@ impl Interpreter {
         // Semi-naive variants of recursive rules: one per body literal that reads a rule of
         // the same component, compiled with that literal joined first. (Compiled before the
         // top-down modes are closed below, as compiling them may request modes.)
-        let mut delta_variants: Vec<(usize, CRule)> = Vec::new();
+        let mut delta_variants: Vec<(usize, usize, CRule)> = Vec::new();
         for (ri, fr) in flats.iter().enumerate() {
             let ci = deps.comp_of[ri];
             if rule_of[ri].is_none() || !deps.is_recursive(ci) {
@@ -325,7 +351,7 @@ impl Interpreter {
             for (j, l) in fr.body.iter().enumerate() {
                 if matches!(l, FlatLit::Pos(a) if recursive.contains(&(a.rel, a.args.len()))) {
                     match c.delta_rule(fr, j) {
-                        Ok((cr, _)) => delta_variants.push((ri, cr)),
+                        Ok((cr, _)) => delta_variants.push((ri, j, cr)),
                         Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
                     }
                 }
@@ -399,8 +425,15 @@ impl Interpreter {
             let comp_heads = if comp_rules.is_empty() { Vec::new() } else { comp_heads };
             comps.push(Component { rels: comp_heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
         }
-        for (ri, cr) in delta_variants {
+        let mut rule_src: Vec<(usize, Option<usize>)> = vec![(0, None); rules.len()];
+        for (i, r) in rule_of.iter().enumerate() {
+            if let Some(r) = *r {
+                rule_src[r] = (i, None);
+            }
+        }
+        for (ri, j, cr) in delta_variants {
             rules.push(cr);
+            rule_src.push((ri, Some(j)));
             comps[deps.comp_of[ri]].delta_rules.push(rules.len() - 1);
         }
         let needed = |rel: RelId| -> Vec<usize> {
@@ -433,6 +466,8 @@ impl Interpreter {
                 v
             },
             rules,
+            flats: flats.to_vec(),
+            rule_src,
             comps,
             rel_true,
             rel_does,
@@ -456,6 +491,8 @@ impl Interpreter {
             out: Vec::new(),
             tuple: Vec::new(),
             overflow: false,
+            replan: false,
+            rel_stats: Vec::new(),
         })
     }
 
@@ -507,7 +544,22 @@ impl Interpreter {
         binds.clear();
         binds.resize(rule.nvars, UNBOUND);
         out.clear();
+        let t0 = self.replan.then(Instant::now);
         let proved = self.db.join(rule, 0, &mut binds, &mut out);
+        if let Some(ms) = t0.map(|t| t.elapsed().as_secs_f64() * 1000.0).filter(|&ms| ms > 50.0) {
+            let lits: Vec<String> = rule
+                .body
+                .iter()
+                .map(|l| match l {
+                    compile::Lit::Pos { rel, access, .. } => {
+                        format!("{}/{} {access:?}", self.symbols.name(plan.rel_names[*rel].0), self.db.rels[*rel].len)
+                    }
+                    compile::Lit::Neg { rel, .. } => format!("not {}", self.symbols.name(plan.rel_names[*rel].0)),
+                    l => format!("{l:?}"),
+                })
+                .collect();
+            tracing::debug!(rule = ri, head = self.symbols.name(plan.rel_names[rule.head_rel].0), delta = ?rule.delta, ms, values = out.len(), ?lits, "slow join");
+        }
         if self.db.interrupted() {
             out.clear();
         }

@@ -55,13 +55,30 @@ impl Relation {
         Relation { arity, len: 0, limit: 0, delta_lo: 0, data: Vec::new(), set: HashTable::new(), indexes: Vec::new() }
     }
 
-    /// Registers an index, returning its slot.
+    /// Registers an index on an empty relation, returning its slot.
     pub fn add_index(&mut self, pos: usize, kind: IndexKind) -> usize {
+        debug_assert!(kind == IndexKind::Exact && self.len == 0);
+        self.add_index_filled(pos, kind, &TermStore::new())
+    }
+
+    /// Registers an index, returning its slot. Tuples already present are filed in it (a
+    /// join planned again between evaluations may ask for a new index).
+    pub fn add_index_filled(&mut self, pos: usize, kind: IndexKind, terms: &TermStore) -> usize {
         if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind) {
             return i;
         }
-        debug_assert_eq!(self.len, 0, "indexes are registered before evaluation");
-        self.indexes.push(Index { pos, kind, heads: FxHashMap::default(), next: Vec::new() });
+        let mut ix = Index { pos, kind, heads: FxHashMap::default(), next: Vec::with_capacity(self.len as usize) };
+        for id in 0..self.len {
+            let v = self.tuple(id)[pos];
+            let key = match kind {
+                IndexKind::Exact => v.0 as u64,
+                IndexKind::Functor => functor_key(terms.functor(v), terms.args(v).len()),
+            };
+            let head = ix.heads.entry(key).or_insert(NIL);
+            ix.next.push(*head);
+            *head = id;
+        }
+        self.indexes.push(ix);
         self.indexes.len() - 1
     }
 

@@ -98,6 +98,11 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     let mut symbols = game.symbols.clone();
     let flats = project_locals(flats, &mut symbols);
     let flats = split_components(flats, &mut symbols);
+    if tracing::enabled!(tracing::Level::TRACE) {
+        for (i, fr) in flats.iter().enumerate() {
+            tracing::trace!(i, rule = %show_rule(fr, &symbols), "rewritten rule");
+        }
+    }
     let base = symbols.intern(BASE);
     let does = symbols.intern(DOES);
     let init = symbols.intern(INIT);
@@ -140,8 +145,11 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         }
         let name = symbols.intern(&format!("#inst{i}"));
         let row = Atom { rel: name, args: vars.iter().map(|&v| Term::Var(v)).collect() };
-        rules.push(Rule { head: row.clone(), body, pos: fr.pos });
-        rules.push(Rule { head: relax_atom(&fr.head), body: vec![Literal::Atom(row)], pos: fr.pos });
+        // The head's rule and the instances' rule have the same body: nothing reads
+        // `#inst_i`, so the instances are listed once, after the fixpoint the head is part
+        // of (a recursive component would list them again in every round).
+        rules.push(Rule { head: relax_atom(&fr.head), body: body.clone(), pos: fr.pos });
+        rules.push(Rule { head: row, body, pos: fr.pos });
         inst.push(Some((name, vars)));
     }
     let var = Term::Var;
@@ -193,6 +201,9 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
                 .map_err(GroundError::TooLarge)?;
         }
         total += n;
+        if n >= 10_000 && tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(instances = n, rule = %show_rule(fr, &symbols), "large rule");
+        }
         if total > budget.max_instances {
             return Err(GroundError::TooLarge(format!(
                 "more than {} rule instances (at the rule on line {})",
@@ -404,6 +415,33 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
     }
     out.extend(extra);
     out
+}
+
+/// A flat rule as text, for logs.
+fn show_rule(fr: &crate::gdl::FlatRule, symbols: &SymbolTable) -> String {
+    use crate::gdl::write_atom;
+    let mut s = String::from("(<= ");
+    write_atom(&fr.head, symbols, &mut s);
+    for l in &fr.body {
+        s.push(' ');
+        match l {
+            FlatLit::Pos(a) => write_atom(a, symbols, &mut s),
+            FlatLit::Neg(a) => {
+                s.push_str("(not ");
+                write_atom(a, symbols, &mut s);
+                s.push(')');
+            }
+            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
+                s.push_str(if matches!(l, FlatLit::Distinct(..)) { "(distinct " } else { "(= " });
+                crate::gdl::write_term(a, symbols, &mut s);
+                s.push(' ');
+                crate::gdl::write_term(b, symbols, &mut s);
+                s.push(')');
+            }
+        }
+    }
+    s.push(')');
+    s
 }
 
 /// The term of an atom under a binding of the rule's variables.
