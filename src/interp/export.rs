@@ -36,6 +36,12 @@ impl Interpreter {
         true
     }
 
+    /// Has the joins planned from now on start with a literal of one of these relations
+    /// when they have one (the grounder's demand relations: they bind the head).
+    pub fn lead_with(&mut self, rels: impl IntoIterator<Item = (Sym, usize)>) {
+        self.lead.extend(rels);
+    }
+
     /// Compiles the rules of component `c` again, ordering their joins by the sizes and
     /// argument domains of the relations they read (those of earlier components are final
     /// by now). Built with a default guess of every size, a plan can be very wrong: a join
@@ -71,6 +77,8 @@ impl Interpreter {
             modes: Vec::new(),
             mode_ids: FxHashMap::default(),
             stats: &stats,
+            lead: &self.lead,
+            multi_index: true,
         };
         for &ri in comp.rules.iter().chain(&comp.delta_rules) {
             let (fi, delta) = plan.rule_src[ri];

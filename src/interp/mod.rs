@@ -116,6 +116,8 @@ pub struct Interpreter {
     replan: bool,
     /// Sizes and argument domains of the relations of evaluated components, for `replan`.
     rel_stats: Vec<Option<(f64, Vec<f64>)>>,
+    /// Relations whose literals `replan` joins first (see [`Interpreter::lead_with`]).
+    lead: FxHashSet<(Sym, usize)>,
 }
 
 impl Interpreter {
@@ -295,6 +297,8 @@ impl Interpreter {
             modes: Vec::new(),
             mode_ids: FxHashMap::default(),
             stats,
+            lead: &FxHashSet::default(),
+            multi_index: false,
         };
         let rel_true = c.rel(kw::TRUE, 1);
         let rel_does = c.rel(kw::DOES, 2);
@@ -493,6 +497,7 @@ impl Interpreter {
             overflow: false,
             replan: false,
             rel_stats: Vec::new(),
+            lead: FxHashSet::default(),
         })
     }
 
@@ -593,6 +598,9 @@ impl Interpreter {
     fn eval_component(&mut self, ci: usize) {
         let plan = Arc::clone(&self.plan);
         let comp = &plan.comps[ci];
+        if comp.recursive && self.replan {
+            return self.eval_recursive_eager(ci);
+        }
         for &r in &comp.rels {
             let rel = &mut self.db.rels[r];
             rel.limit = rel.len;
@@ -628,6 +636,70 @@ impl Interpreter {
             rel.limit = rel.len;
             rel.delta_lo = 0;
         }
+    }
+
+    /// Semi-naive evaluation of a recursive component in which each rule sees every tuple
+    /// derived so far, not only those of earlier rounds: each semi-naive variant keeps its
+    /// own cursor into the relation of its delta literal and joins the tuples past it with
+    /// everything else present. A combination of tuples is found by the variant of the one
+    /// added last, run after it was added. In a component with long chains of relations (a
+    /// relaxed game: state, moves, next state, state...) a round carries facts down the
+    /// whole chain instead of one step.
+    fn eval_recursive_eager(&mut self, ci: usize) {
+        let plan = Arc::clone(&self.plan);
+        let comp = &plan.comps[ci];
+        let delta_rel = |ri: usize| -> RelId {
+            let r = &plan.rules[ri];
+            match r.delta.map(|k| &r.body[k]) {
+                Some(compile::Lit::Pos { rel, .. }) => *rel,
+                _ => unreachable!("a semi-naive variant reads a positive literal's delta"),
+            }
+        };
+        let mut variants: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        for &d in &comp.delta_rules {
+            variants.entry(plan.rule_src[d].0).or_default().push(d);
+        }
+        let show_all = |db: &mut Db| {
+            for &r in &comp.rels {
+                let rel = &mut db.rels[r];
+                rel.limit = rel.len;
+                rel.delta_lo = 0;
+            }
+        };
+        let mut cursor: FxHashMap<usize, u32> = FxHashMap::default();
+        for &ri in &comp.rules {
+            show_all(&mut self.db);
+            for &d in variants.get(&plan.rule_src[ri].0).into_iter().flatten() {
+                cursor.insert(d, self.db.rels[delta_rel(d)].len);
+            }
+            self.run_rule(ri);
+        }
+        'rounds: loop {
+            let mut grew = false;
+            for &d in &comp.delta_rules {
+                let r = delta_rel(d);
+                let (from, len) = (cursor[&d], self.db.rels[r].len);
+                if from >= len {
+                    continue;
+                }
+                grew = true;
+                show_all(&mut self.db);
+                self.db.rels[r].delta_lo = from;
+                cursor.insert(d, len);
+                self.run_rule(d);
+                if self.db.interrupted() {
+                    break 'rounds;
+                }
+                if comp.rels.iter().any(|&r| self.db.rels[r].len > MAX_TUPLES) {
+                    self.overflow = true;
+                    break 'rounds;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        show_all(&mut self.db);
     }
 
     fn ensure(&mut self, which: fn(&Plan) -> &Vec<usize>) {

@@ -117,6 +117,30 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     };
     let relax_atom = |a: &Atom| Atom { rel: relax_rel(a.rel), args: a.args.clone() };
 
+    // Relations read only under negation: their rules are instantiated only for the head
+    // atoms some instance's negative literal names (listed in `#demand_k`).
+    let demand: rustc_hash::FxHashMap<(Sym, usize), Sym> = {
+        let key = |a: &Atom| (a.rel, a.args.len());
+        let mut pos_read = rustc_hash::FxHashSet::default();
+        let mut neg_read = Vec::new();
+        for fr in &flats {
+            for l in &fr.body {
+                match l {
+                    FlatLit::Pos(a) => {
+                        pos_read.insert(key(a));
+                    }
+                    FlatLit::Neg(a) if !neg_read.contains(&key(a)) => neg_read.push(key(a)),
+                    _ => {}
+                }
+            }
+        }
+        neg_read
+            .into_iter()
+            .filter(|k| k.0 .0 as usize >= kw::NAMES.len() && !pos_read.contains(k))
+            .enumerate()
+            .map(|(n, k)| (k, symbols.intern(&format!("#demand{n}"))))
+            .collect()
+    };
     // The relaxed game, and for each flat rule its variables (the columns of `#inst_i`).
     let mut rules: Vec<Rule> = Vec::new();
     let mut inst: Vec<Option<(Sym, Vec<Sym>)>> = Vec::with_capacity(flats.len());
@@ -128,6 +152,9 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         }
         let mut vars: Vec<Sym> = Vec::new();
         let mut body = Vec::new();
+        if let Some(&d) = demand.get(&(fr.head.rel, fr.head.args.len())) {
+            body.push(Literal::Atom(Atom { rel: d, args: fr.head.args.clone() }));
+        }
         for l in &fr.body {
             match l {
                 FlatLit::Pos(a) => {
@@ -149,7 +176,15 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         // `#inst_i`, so the instances are listed once, after the fixpoint the head is part
         // of (a recursive component would list them again in every round).
         rules.push(Rule { head: relax_atom(&fr.head), body: body.clone(), pos: fr.pos });
-        rules.push(Rule { head: row, body, pos: fr.pos });
+        rules.push(Rule { head: row.clone(), body, pos: fr.pos });
+        for l in &fr.body {
+            if let FlatLit::Neg(a) = l {
+                if let Some(&d) = demand.get(&(a.rel, a.args.len())) {
+                    let head = Atom { rel: d, args: a.args.clone() };
+                    rules.push(Rule { head, body: vec![Literal::Atom(row.clone())], pos: fr.pos });
+                }
+            }
+        }
         inst.push(Some((name, vars)));
     }
     let var = Term::Var;
@@ -171,6 +206,7 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
     let mut interp =
         Interpreter::materialized(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
+    interp.lead_with(demand.iter().map(|(k, &d)| (d, k.1)));
     let complete = interp.eval_static();
     if interp.timed_out() {
         return Err(GroundError::Timeout("computing domains".into()));
@@ -320,6 +356,7 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
     let mut out = Vec::with_capacity(flats.len());
     let mut extra = Vec::new();
     let mut next_id = 0usize;
+    let mut made: rustc_hash::FxHashMap<(Vec<FlatLit>, Vec<Term>), Sym> = rustc_hash::FxHashMap::default();
     for fr in flats {
         let mut head_vars = Vec::new();
         fr.head.for_each_var(&mut |x| head_vars.push(x));
@@ -397,14 +434,28 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                 continue;
             }
             split_any = true;
-            let name = symbols.intern(&format!("#split{next_id}"));
-            next_id += 1;
+            // The part, and a copy of each other literal over the interface alone (a filter
+            // like `(istype ?piece king)`: without it the part lists values the rule rejects).
+            let mut part: Vec<FlatLit> = g.iter().map(|&i| fr.body[i].clone()).collect();
+            for (i, vs) in lit_vars.iter().enumerate() {
+                if !g.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
+                    part.push(fr.body[i].clone());
+                }
+            }
             let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
-            extra.push(FlatRule {
-                head: Atom { rel: name, args: args.clone() },
-                body: g.iter().map(|&i| fr.body[i].clone()).collect(),
-                pos: fr.pos,
-            });
+            // One relation per part, shared by every rule that has it (the disjuncts of an
+            // `or` often repeat one).
+            let key = (part.clone(), args.clone());
+            let name = match made.get(&key) {
+                Some(&name) => name,
+                None => {
+                    let name = symbols.intern(&format!("#split{next_id}"));
+                    next_id += 1;
+                    made.insert(key, name);
+                    extra.push(FlatRule { head: Atom { rel: name, args: args.clone() }, body: part, pos: fr.pos });
+                    name
+                }
+            };
             body.push(FlatLit::Pos(Atom { rel: name, args }));
         }
         if split_any {
