@@ -92,10 +92,23 @@ const DOES: &str = "#does";
 const INIT: &str = "#init";
 const NEXT: &str = "#next";
 
-/// Grounds a game within `budget`.
+/// Grounds a game within `budget`. If the rules as written have too many instances, tries
+/// once more with every rule's local variables eliminated one by one (see
+/// [`eliminate_locals`]).
 pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
+    match ground_with(game, budget, false) {
+        Err(GroundError::TooLarge(why)) => {
+            tracing::debug!(game = %game.name, why, "too large; grounding again with local variables eliminated");
+            ground_with(game, budget, true)
+        }
+        r => r,
+    }
+}
+
+pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Result<Grounding, GroundError> {
     let flats = flatten(&game.rules).map_err(|e| GroundError::Invalid(e.to_string()))?;
     let mut symbols = game.symbols.clone();
+    let flats = if eliminate { eliminate_locals(flats, &mut symbols) } else { flats };
     let flats = project_locals(flats, &mut symbols);
     let flats = split_components(flats, &mut symbols);
     if tracing::enabled!(tracing::Level::TRACE) {
@@ -341,6 +354,109 @@ fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -
         out.push(fr);
     }
     out.extend(extra);
+    out
+}
+
+/// Eliminates local variables (those not in the head) one at a time, as in bucket
+/// elimination: the literals that use the variable become a new relation over their other
+/// variables that are used elsewhere. In
+/// `(<= (total ?t) (true (g a ?n1)) (true (g b ?n2)) (sum ?n1 ?n2 ?s1) (true (g c ?n3)) (sum ?s1 ?n3 ?t))`
+/// eliminating `?n1` gives `(#elim_k ?n2 ?s1)`, then `?n2` gives `(#elim_j ?s1)`, and the
+/// instances number guesses squared, not guesses cubed. Each step picks the variable whose
+/// literals have the fewest variables, and only when those literals' positive ones bind all
+/// of them (so the new rule is safe); literals over the new relation's variables alone are
+/// copied into it as filters. The meaning is unchanged: the eliminated variable is
+/// existential and occurs nowhere else.
+fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
+    use crate::gdl::FlatRule;
+    let vars_of = |l: &FlatLit| {
+        let mut v = Vec::new();
+        l.for_each_var(&mut |x| {
+            if !v.contains(&x) {
+                v.push(x)
+            }
+        });
+        v
+    };
+    let mut out = Vec::with_capacity(flats.len());
+    let mut made: rustc_hash::FxHashMap<(Vec<FlatLit>, Vec<Term>), Sym> = rustc_hash::FxHashMap::default();
+    let mut work: Vec<FlatRule> = flats;
+    work.reverse();
+    while let Some(mut fr) = work.pop() {
+        loop {
+            let mut head_vars = Vec::new();
+            fr.head.for_each_var(&mut |x| head_vars.push(x));
+            let lit_vars: Vec<Vec<Sym>> = fr.body.iter().map(vars_of).collect();
+            let n = fr.body.len();
+            // (group, its variables, interface)
+            let mut best: Option<(Vec<usize>, Vec<Sym>, Vec<Sym>)> = None;
+            let mut tried: Vec<Sym> = Vec::new();
+            for v in lit_vars.iter().flatten().copied() {
+                if head_vars.contains(&v) || tried.contains(&v) {
+                    continue;
+                }
+                tried.push(v);
+                let group: Vec<usize> = (0..n).filter(|&i| lit_vars[i].contains(&v)).collect();
+                if group.len() < 2 || group.len() == n {
+                    continue;
+                }
+                let mut gvars: Vec<Sym> = Vec::new();
+                for &i in &group {
+                    for &x in &lit_vars[i] {
+                        if !gvars.contains(&x) {
+                            gvars.push(x);
+                        }
+                    }
+                }
+                let safe = gvars.iter().all(|x| {
+                    group.iter().any(|&i| matches!(&fr.body[i], FlatLit::Pos(_)) && lit_vars[i].contains(x))
+                });
+                if !safe {
+                    continue;
+                }
+                let iface: Vec<Sym> = gvars
+                    .iter()
+                    .copied()
+                    .filter(|x| head_vars.contains(x) || (0..n).any(|i| !group.contains(&i) && lit_vars[i].contains(x)))
+                    .collect();
+                // A part that would take in the whole body (with its filters) is the rule
+                // itself: nothing to gain, and it would name itself.
+                let takes_all = (0..n).all(|i| {
+                    group.contains(&i) || (!lit_vars[i].is_empty() && lit_vars[i].iter().all(|x| iface.contains(x)))
+                });
+                if takes_all {
+                    continue;
+                }
+                if best.as_ref().is_none_or(|(_, bv, _)| gvars.len() < bv.len()) {
+                    best = Some((group, gvars, iface));
+                }
+            }
+            let Some((group, _, iface)) = best else { break };
+            let mut part: Vec<FlatLit> = group.iter().map(|&i| fr.body[i].clone()).collect();
+            for (i, vs) in lit_vars.iter().enumerate() {
+                if !group.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
+                    part.push(fr.body[i].clone());
+                }
+            }
+            let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
+            let key = (part.clone(), args.clone());
+            let name = match made.get(&key) {
+                Some(&name) => name,
+                None => {
+                    let name = symbols.intern(&format!("#elim{}", made.len()));
+                    made.insert(key, name);
+                    // The new rule may have locals of its own to eliminate.
+                    work.push(FlatRule { head: Atom { rel: name, args: args.clone() }, body: part, pos: fr.pos });
+                    name
+                }
+            };
+            let mut body: Vec<FlatLit> =
+                (0..n).filter(|i| !group.contains(i)).map(|i| fr.body[i].clone()).collect();
+            body.push(FlatLit::Pos(Atom { rel: name, args }));
+            fr.body = body;
+        }
+        out.push(fr);
+    }
     out
 }
 
