@@ -133,7 +133,10 @@ impl Interpreter {
     }
 
     /// [`Interpreter::with_deadline`] with every relation materialized (no top-down
-    /// evaluation): for the grounder, which lists every relation of a relaxed game.
+    /// evaluation): for the grounder, which lists every relation of a relaxed game with
+    /// [`Interpreter::eval_static`]. Nothing is evaluated here; each component's joins are
+    /// planned again just before it is evaluated (see `replan` in `export.rs`), and
+    /// recursive components are evaluated eagerly (`eval_recursive_eager`).
     pub fn materialized(game: &Game, deadline: Option<Instant>) -> Result<Interpreter, InterpError> {
         Interpreter::with_options(game, deadline, false)
     }

@@ -5,8 +5,19 @@
 //! move `legal` can ever name; negations are dropped. Every relation of that copy is static
 //! and over-approximates the original (a superset of every atom true in any reachable state),
 //! so one bottom-up fixpoint gives all the ground atoms the propnet needs. Each rule `i` is
-//! split into `(#inst_i vars...) :- relaxed body` and `head :- (#inst_i vars...)`, so the
-//! tuples of `#inst_i` are exactly the rule's ground instances.
+//! given `(#inst_i vars...) :- relaxed body` beside `head :- relaxed body`, so the tuples
+//! of `#inst_i` are exactly the rule's ground instances (listed once, after the fixpoint).
+//!
+//! Rewrites that keep the meaning and shrink the instances: `project_locals`,
+//! `split_components` and, when the grounding is too large as written, `eliminate_locals`.
+//!
+//! Demand: a relation read only under negation (never by a positive literal) matters only
+//! at the atoms those negative literals name in some instance. Its rules in the relaxed game
+//! get a leading `(#demand_k head-args)` literal, where `#demand_k` holds exactly those
+//! atoms (one rule per negative literal: `(#demand_k args) :- (#inst_j vars)`). The
+//! instances dropped have heads no ground rule reads, so the network is unchanged where it
+//! is read; soundness still rests on the relaxed game being a superset, as every instance
+//! kept is one of the unrestricted relaxed game's.
 
 use crate::gdl::{flatten, kw, Atom, FlatLit, Game, Literal, Rule, Sym, SymbolTable, Term};
 use crate::interp::{Interpreter, TermId, TermStore};
