@@ -103,14 +103,24 @@ const DOES: &str = "#does";
 const INIT: &str = "#init";
 const NEXT: &str = "#next";
 
-/// Grounds a game within `budget`. If the rules as written have too many instances, tries
-/// once more with every rule's local variables eliminated one by one (see
-/// [`eliminate_locals`]).
+/// Instances past which the rules as written are put aside for their eliminated form.
+const FIRST_TRY_INSTANCES: usize = 3_500_000;
+
+/// Grounds a game within `budget`. If the rules as written have too many instances (more
+/// than [`FIRST_TRY_INSTANCES`]), tries with every rule's local variables eliminated one by
+/// one (see [`eliminate_locals`]), and if that is too large too, the rules as written with
+/// the whole budget.
 pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
-    match ground_with(game, budget, false) {
+    let first = Budget { max_instances: budget.max_instances.min(FIRST_TRY_INSTANCES), ..*budget };
+    match ground_with(game, &first, false) {
         Err(GroundError::TooLarge(why)) => {
             tracing::debug!(game = %game.name, why, "too large; grounding again with local variables eliminated");
-            ground_with(game, budget, true)
+            match ground_with(game, budget, true) {
+                Err(GroundError::TooLarge(_)) if first.max_instances < budget.max_instances => {
+                    ground_with(game, budget, false)
+                }
+                r => r,
+            }
         }
         r => r,
     }
