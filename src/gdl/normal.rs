@@ -6,7 +6,7 @@ use super::ast::{Atom, Literal, Pos, Rule, Term};
 /// Most rules one written rule may expand into when its `or`s are multiplied out.
 pub const MAX_EXPANSION: usize = 4096;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FlatLit {
     Pos(Atom),
     Neg(Atom),

@@ -28,6 +28,8 @@ pub enum Access {
     Exact { slot: usize, pos: usize },
     /// Argument pattern is a function term: the chain of its functor in index `slot`.
     Functor { slot: usize, key: u64 },
+    /// The arguments at `cols` are bound: the chain of their values' hash in index `slot`.
+    Multi { slot: usize, cols: Box<[usize]> },
 }
 
 #[derive(Clone, Debug)]
@@ -92,6 +94,12 @@ pub struct Compiler<'a> {
     pub modes: Vec<(RelId, Box<[bool]>)>,
     pub mode_ids: FxHashMap<(RelId, Box<[bool]>), usize>,
     pub stats: &'a Stats,
+    /// Relations whose literals lead every join they are in (after a delta literal): the
+    /// grounder's demand relations, which bind a rule's head to the atoms asked for.
+    pub lead: &'a rustc_hash::FxHashSet<(Sym, usize)>,
+    /// Index all the bound arguments of a literal together when there are several (the
+    /// grounder's plans, over large relations of wide tuples).
+    pub multi_index: bool,
 }
 
 /// Size estimates for join ordering, by relation name and arity: number of tuples and
@@ -247,12 +255,29 @@ impl Compiler<'_> {
         if args.iter().all(|p| pat_bound(p, bound)) {
             return Access::Member;
         }
-        if let Some(pos) = args.iter().position(|p| pat_bound(p, bound)) {
-            let slot = self.rels[rel].add_index(pos, IndexKind::Exact);
+        let cols: Vec<usize> = (0..args.len())
+            .filter(|&i| matches!(&args[i], Pat::Var(_) | Pat::Ground(_)) && pat_bound(&args[i], bound))
+            .collect();
+        if self.multi_index && cols.len() >= 2 && cols.len() <= super::eval::BUF {
+            let slot = self.rels[rel].add_index_filled(cols[0], IndexKind::Multi, &cols, self.terms);
+            return Access::Multi { slot, cols: cols.into() };
+        }
+        // The bound argument with the most distinct values (when they are known), else
+        // the first.
+        let doms = self.rel_keys.get(rel).and_then(|k| self.stats.rels.get(k)).map(|(_, d)| d);
+        let dom = |pos: usize| doms.and_then(|d| d.get(pos)).copied().unwrap_or(0.0);
+        let mut choice: Option<usize> = None;
+        for (pos, p) in args.iter().enumerate() {
+            if pat_bound(p, bound) && choice.is_none_or(|c| dom(pos) > dom(c)) {
+                choice = Some(pos);
+            }
+        }
+        if let Some(pos) = choice {
+            let slot = self.rels[rel].add_index_filled(pos, IndexKind::Exact, &[], self.terms);
             return Access::Exact { slot, pos };
         }
         if let Some((pos, Pat::Func(f, ps))) = args.iter().enumerate().find(|(_, p)| matches!(p, Pat::Func(..))) {
-            let slot = self.rels[rel].add_index(pos, IndexKind::Functor);
+            let slot = self.rels[rel].add_index_filled(pos, IndexKind::Functor, &[], self.terms);
             return Access::Functor { slot, key: functor_key(*f, ps.len()) };
         }
         Access::Scan
@@ -366,6 +391,13 @@ impl Compiler<'_> {
             let mut forced = false;
             if std::mem::take(&mut pos_first) {
                 best = pending.iter().position(|p| matches!(p, Pending::Pos(..))).map(|i| (i, 0.0, 0));
+                forced = best.is_some();
+            }
+            if !forced && !self.lead.is_empty() {
+                best = pending
+                    .iter()
+                    .position(|p| matches!(p, Pending::Pos(r, _) if self.lead.contains(&self.rel_keys[*r])))
+                    .map(|i| (i, 0.0, 0));
                 forced = best.is_some();
             }
             for (i, p) in pending.iter().enumerate().filter(|_| !forced) {

@@ -254,6 +254,17 @@ impl Db {
                 None => Cursor::One(None),
             },
             Access::Functor { slot, key } => Cursor::Chain { slot: *slot, cur: r.chain_head(*slot, *key), lo, hi },
+            Access::Multi { slot, cols } => {
+                let mut vals = [TermId(0); BUF];
+                for (k, &c) in cols.iter().enumerate() {
+                    match self.ground(&args[c], b) {
+                        Some(v) => vals[k] = v,
+                        None => return Cursor::One(None),
+                    }
+                }
+                let key = super::relation::multi_key(vals[..cols.len()].iter().copied());
+                Cursor::Chain { slot: *slot, cur: r.chain_head(*slot, key), lo, hi }
+            }
         }
     }
 

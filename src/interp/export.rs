@@ -2,8 +2,10 @@
 //! read a relation's tuples. The grounder runs the interpreter on a relaxed copy of a game
 //! (no `true`, no `does`, no negation), where every relation is static.
 
+use super::compile::{Compiler, Lit, RelId, Stats};
 use super::{Interpreter, Phase, TermId, TermStore};
 use crate::gdl::Sym;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 impl Interpreter {
@@ -15,6 +17,9 @@ impl Interpreter {
             if plan.comps[c].phase == Phase::Static && !self.computed[c] {
                 let t = std::time::Instant::now();
                 tracing::trace!(rels = ?plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect::<Vec<_>>(), "evaluating");
+                if self.replan {
+                    self.replan(c);
+                }
                 self.eval_component(c);
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
                 if ms > 100.0 {
@@ -29,6 +34,64 @@ impl Interpreter {
             }
         }
         true
+    }
+
+    /// Has the joins planned from now on start with a literal of one of these relations
+    /// when they have one (the grounder's demand relations: they bind the head).
+    pub fn lead_with(&mut self, rels: impl IntoIterator<Item = (Sym, usize)>) {
+        self.lead.extend(rels);
+    }
+
+    /// Compiles the rules of component `c` again, ordering their joins by the sizes and
+    /// argument domains of the relations they read (those of earlier components are final
+    /// by now). Built with a default guess of every size, a plan can be very wrong: a join
+    /// that starts from a large relation when a small one would bind the same variables.
+    fn replan(&mut self, c: usize) {
+        let plan = Arc::make_mut(&mut self.plan);
+        let comp = &plan.comps[c];
+        self.rel_stats.resize(plan.rel_names.len(), None);
+        let mut stats = Stats::default();
+        for &ri in comp.rules.iter().chain(&comp.delta_rules) {
+            for l in plan.rules[ri].body.iter() {
+                let (Lit::Pos { rel, .. } | Lit::Neg { rel, .. }) = l else { continue };
+                if comp.rels.contains(rel) {
+                    continue;
+                }
+                let st = self.rel_stats[*rel].get_or_insert_with(|| {
+                    let r = &self.db.rels[*rel];
+                    (r.len as f64, r.distinct_counts().into_iter().map(f64::from).collect())
+                });
+                stats.rels.insert(plan.rel_names[*rel], st.clone());
+            }
+        }
+        let mut rel_ids: FxHashMap<(Sym, usize), RelId> =
+            plan.rel_names.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let moded = FxHashSet::default();
+        let mut compiler = Compiler {
+            terms: &mut self.db.terms,
+            rels: &mut self.db.rels,
+            rel_ids: &mut rel_ids,
+            rel_keys: plan.rel_names.clone(),
+            symbols: &self.symbols,
+            moded: &moded,
+            modes: Vec::new(),
+            mode_ids: FxHashMap::default(),
+            stats: &stats,
+            lead: &self.lead,
+            multi_index: true,
+        };
+        for &ri in comp.rules.iter().chain(&comp.delta_rules) {
+            let (fi, delta) = plan.rule_src[ri];
+            let fr = &plan.flats[fi];
+            let cr = match delta {
+                None => compiler.rule(fr, None),
+                Some(j) => compiler.delta_rule(fr, j).map(|(cr, _)| cr),
+            };
+            // It compiled once already; keep the old plan should it somehow not now.
+            if let Ok(cr) = cr {
+                plan.rules[ri] = cr;
+            }
+        }
     }
 
     /// Calls `f` on every tuple of relation `rel/arity` computed so far. Errors if the

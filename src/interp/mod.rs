@@ -63,9 +63,14 @@ struct Component {
     phase: Phase,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Plan {
     rules: Vec<CRule>,
+    /// The flat rules, and for each compiled rule the flat rule it comes from and, for a
+    /// semi-naive variant, its delta literal (to plan a rule's join again: see
+    /// [`Interpreter::replan`]).
+    flats: Vec<FlatRule>,
+    rule_src: Vec<(usize, Option<usize>)>,
     comps: Vec<Component>,
     /// Components to evaluate, in order, for each query.
     for_init: Vec<usize>,
@@ -117,6 +122,13 @@ pub struct Interpreter {
     out: Vec<TermId>,
     tuple: Vec<TermId>,
     overflow: bool,
+    /// Plan each static component's joins again just before evaluating it (see
+    /// [`Interpreter::materialized`]).
+    replan: bool,
+    /// Sizes and argument domains of the relations of evaluated components, for `replan`.
+    rel_stats: Vec<Option<(f64, Vec<f64>)>>,
+    /// Relations whose literals `replan` joins first (see [`Interpreter::lead_with`]).
+    lead: FxHashSet<(Sym, usize)>,
 }
 
 impl Interpreter {
@@ -132,7 +144,10 @@ impl Interpreter {
     }
 
     /// [`Interpreter::with_deadline`] with every relation materialized (no top-down
-    /// evaluation): for the grounder, which lists every relation of a relaxed game.
+    /// evaluation): for the grounder, which lists every relation of a relaxed game with
+    /// [`Interpreter::eval_static`]. Nothing is evaluated here; each component's joins are
+    /// planned again just before it is evaluated (see `replan` in `export.rs`), and
+    /// recursive components are evaluated eagerly (`eval_recursive_eager`).
     pub fn materialized(game: &Game, deadline: Option<Instant>) -> Result<Interpreter, InterpError> {
         Interpreter::with_options(game, deadline, false)
     }
@@ -159,6 +174,12 @@ impl Interpreter {
             }
             let mut m = Interpreter::build(game, &flats, &deps, &moded, &no_stats, TermStore::new())?;
             m.db.deadline = deadline;
+            if !top_down {
+                // Everything is listed; each component's joins are planned just before it
+                // is evaluated, with the sizes of the relations it reads then known.
+                m.replan = true;
+                return Ok(m);
+            }
             let Some(key) = m.prime_static() else {
                 if m.overflowed() {
                     return Ok(m);
@@ -210,7 +231,17 @@ impl Interpreter {
         for list in [&plan.for_init, &plan.for_legal, &plan.for_terminal, &plan.for_goal, &plan.for_next] {
             for &c in list {
                 if plan.comps[c].phase == Phase::Static && !self.computed[c] {
+                    let t = Instant::now();
                     self.eval_component(c);
+                    let ms = t.elapsed().as_secs_f64() * 1000.0;
+                    if ms > 100.0 || self.db.overflow || self.overflow {
+                        let names: Vec<(&str, u32)> = plan.comps[c]
+                            .rels
+                            .iter()
+                            .map(|&r| (self.symbols.name(plan.rel_names[r].0), self.db.rels[r].len))
+                            .collect();
+                        tracing::debug!(relations = ?names, ms, overflow = self.db.overflow || self.overflow, "slow static component");
+                    }
                     self.computed[c] = true;
                     if self.db.overflow || self.overflow {
                         return plan.comps[c].rels.first().map(|&r| plan.rel_names[r]);
@@ -280,6 +311,8 @@ impl Interpreter {
             modes: Vec::new(),
             mode_ids: FxHashMap::default(),
             stats,
+            lead: &FxHashSet::default(),
+            multi_index: false,
         };
         let rel_true = c.rel(kw::TRUE, 1);
         let rel_does = c.rel(kw::DOES, 2);
@@ -322,7 +355,7 @@ impl Interpreter {
         // Semi-naive variants of recursive rules: one per body literal that reads a rule of
         // the same component, compiled with that literal joined first. (Compiled before the
         // top-down modes are closed below, as compiling them may request modes.)
-        let mut delta_variants: Vec<(usize, CRule)> = Vec::new();
+        let mut delta_variants: Vec<(usize, usize, CRule)> = Vec::new();
         for (ri, fr) in flats.iter().enumerate() {
             let ci = deps.comp_of[ri];
             if rule_of[ri].is_none() || !deps.is_recursive(ci) {
@@ -336,7 +369,7 @@ impl Interpreter {
             for (j, l) in fr.body.iter().enumerate() {
                 if matches!(l, FlatLit::Pos(a) if recursive.contains(&(a.rel, a.args.len()))) {
                     match c.delta_rule(fr, j) {
-                        Ok((cr, _)) => delta_variants.push((ri, cr)),
+                        Ok((cr, _)) => delta_variants.push((ri, j, cr)),
                         Err(e) => errors.push(format!("{}:{}: {e}", fr.pos.line, fr.pos.col)),
                     }
                 }
@@ -410,8 +443,15 @@ impl Interpreter {
             let comp_heads = if comp_rules.is_empty() { Vec::new() } else { comp_heads };
             comps.push(Component { rels: comp_heads, rules: comp_rules, delta_rules: Vec::new(), recursive, phase });
         }
-        for (ri, cr) in delta_variants {
+        let mut rule_src: Vec<(usize, Option<usize>)> = vec![(0, None); rules.len()];
+        for (i, r) in rule_of.iter().enumerate() {
+            if let Some(r) = *r {
+                rule_src[r] = (i, None);
+            }
+        }
+        for (ri, j, cr) in delta_variants {
             rules.push(cr);
+            rule_src.push((ri, Some(j)));
             comps[deps.comp_of[ri]].delta_rules.push(rules.len() - 1);
         }
         let needed = |rel: RelId| -> Vec<usize> {
@@ -444,6 +484,8 @@ impl Interpreter {
                 v
             },
             rules,
+            flats: flats.to_vec(),
+            rule_src,
             comps,
             rel_true,
             rel_does,
@@ -467,6 +509,9 @@ impl Interpreter {
             out: Vec::new(),
             tuple: Vec::new(),
             overflow: false,
+            replan: false,
+            rel_stats: Vec::new(),
+            lead: FxHashSet::default(),
         })
     }
 
@@ -518,7 +563,22 @@ impl Interpreter {
         binds.clear();
         binds.resize(rule.nvars, UNBOUND);
         out.clear();
+        let t0 = self.replan.then(Instant::now);
         let proved = self.db.join(rule, 0, &mut binds, &mut out);
+        if let Some(ms) = t0.map(|t| t.elapsed().as_secs_f64() * 1000.0).filter(|&ms| ms > 50.0) {
+            let lits: Vec<String> = rule
+                .body
+                .iter()
+                .map(|l| match l {
+                    compile::Lit::Pos { rel, access, .. } => {
+                        format!("{}/{} {access:?}", self.symbols.name(plan.rel_names[*rel].0), self.db.rels[*rel].len)
+                    }
+                    compile::Lit::Neg { rel, .. } => format!("not {}", self.symbols.name(plan.rel_names[*rel].0)),
+                    l => format!("{l:?}"),
+                })
+                .collect();
+            tracing::debug!(rule = ri, head = self.symbols.name(plan.rel_names[rule.head_rel].0), delta = ?rule.delta, ms, values = out.len(), ?lits, "slow join");
+        }
         if self.db.interrupted() {
             out.clear();
         }
@@ -552,6 +612,9 @@ impl Interpreter {
     fn eval_component(&mut self, ci: usize) {
         let plan = Arc::clone(&self.plan);
         let comp = &plan.comps[ci];
+        if comp.recursive && self.replan {
+            return self.eval_recursive_eager(ci);
+        }
         for &r in &comp.rels {
             let rel = &mut self.db.rels[r];
             rel.limit = rel.len;
@@ -587,6 +650,70 @@ impl Interpreter {
             rel.limit = rel.len;
             rel.delta_lo = 0;
         }
+    }
+
+    /// Semi-naive evaluation of a recursive component in which each rule sees every tuple
+    /// derived so far, not only those of earlier rounds: each semi-naive variant keeps its
+    /// own cursor into the relation of its delta literal and joins the tuples past it with
+    /// everything else present. A combination of tuples is found by the variant of the one
+    /// added last, run after it was added. In a component with long chains of relations (a
+    /// relaxed game: state, moves, next state, state...) a round carries facts down the
+    /// whole chain instead of one step.
+    fn eval_recursive_eager(&mut self, ci: usize) {
+        let plan = Arc::clone(&self.plan);
+        let comp = &plan.comps[ci];
+        let delta_rel = |ri: usize| -> RelId {
+            let r = &plan.rules[ri];
+            match r.delta.map(|k| &r.body[k]) {
+                Some(compile::Lit::Pos { rel, .. }) => *rel,
+                _ => unreachable!("a semi-naive variant reads a positive literal's delta"),
+            }
+        };
+        let mut variants: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        for &d in &comp.delta_rules {
+            variants.entry(plan.rule_src[d].0).or_default().push(d);
+        }
+        let show_all = |db: &mut Db| {
+            for &r in &comp.rels {
+                let rel = &mut db.rels[r];
+                rel.limit = rel.len;
+                rel.delta_lo = 0;
+            }
+        };
+        let mut cursor: FxHashMap<usize, u32> = FxHashMap::default();
+        for &ri in &comp.rules {
+            show_all(&mut self.db);
+            for &d in variants.get(&plan.rule_src[ri].0).into_iter().flatten() {
+                cursor.insert(d, self.db.rels[delta_rel(d)].len);
+            }
+            self.run_rule(ri);
+        }
+        'rounds: loop {
+            let mut grew = false;
+            for &d in &comp.delta_rules {
+                let r = delta_rel(d);
+                let (from, len) = (cursor[&d], self.db.rels[r].len);
+                if from >= len {
+                    continue;
+                }
+                grew = true;
+                show_all(&mut self.db);
+                self.db.rels[r].delta_lo = from;
+                cursor.insert(d, len);
+                self.run_rule(d);
+                if self.db.interrupted() {
+                    break 'rounds;
+                }
+                if comp.rels.iter().any(|&r| self.db.rels[r].len > MAX_TUPLES) {
+                    self.overflow = true;
+                    break 'rounds;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        show_all(&mut self.db);
     }
 
     fn ensure(&mut self, which: fn(&Plan) -> &Vec<usize>) {

@@ -15,6 +15,9 @@ pub enum IndexKind {
     Exact,
     /// The argument's functor and arity.
     Functor,
+    /// A hash of the term ids of the arguments at [`Index::cols`] (tuples of other keys may
+    /// share a chain: joins match every argument anyway).
+    Multi,
 }
 
 /// An index of one argument position: chains of tuple indices, newest first.
@@ -22,12 +25,34 @@ pub enum IndexKind {
 pub struct Index {
     pub pos: usize,
     pub kind: IndexKind,
+    pub cols: Box<[usize]>,
     heads: FxHashMap<u64, u32>,
     next: Vec<u32>,
 }
 
+/// The key of a [`IndexKind::Multi`] index for these argument values.
+pub fn multi_key(vals: impl Iterator<Item = TermId>) -> u64 {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    for v in vals {
+        v.hash(&mut h);
+    }
+    h.finish()
+}
+
 pub fn functor_key(functor: crate::gdl::Sym, arity: usize) -> u64 {
     ((functor.0 as u64) << 16) | arity as u64
+}
+
+impl Index {
+    #[inline]
+    fn key(&self, t: &[TermId], terms: &TermStore) -> u64 {
+        let v = t[self.pos];
+        match self.kind {
+            IndexKind::Exact => v.0 as u64,
+            IndexKind::Functor => functor_key(terms.functor(v), terms.args(v).len()),
+            IndexKind::Multi => multi_key(self.cols.iter().map(|&c| t[c])),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -55,13 +80,29 @@ impl Relation {
         Relation { arity, len: 0, limit: 0, delta_lo: 0, data: Vec::new(), set: HashTable::new(), indexes: Vec::new() }
     }
 
-    /// Registers an index, returning its slot.
+    /// Registers an index on an empty relation, returning its slot.
     pub fn add_index(&mut self, pos: usize, kind: IndexKind) -> usize {
-        if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind) {
+        debug_assert!(kind == IndexKind::Exact && self.len == 0);
+        self.add_index_filled(pos, kind, &[], &TermStore::new())
+    }
+
+    /// Registers an index, returning its slot. Tuples already present are filed in it (a
+    /// join planned again between evaluations may ask for a new index).
+    /// `cols`: the argument positions of a [`IndexKind::Multi`] index (else empty).
+    pub fn add_index_filled(&mut self, pos: usize, kind: IndexKind, cols: &[usize], terms: &TermStore) -> usize {
+        if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind && &*x.cols == cols) {
             return i;
         }
-        debug_assert_eq!(self.len, 0, "indexes are registered before evaluation");
-        self.indexes.push(Index { pos, kind, heads: FxHashMap::default(), next: Vec::new() });
+        let mut ix =
+            Index { pos, kind, cols: cols.into(), heads: FxHashMap::default(), next: Vec::with_capacity(self.len as usize) };
+        for id in 0..self.len {
+            let t = self.tuple(id);
+            let key = ix.key(t, terms);
+            let head = ix.heads.entry(key).or_insert(NIL);
+            ix.next.push(*head);
+            *head = id;
+        }
+        self.indexes.push(ix);
         self.indexes.len() - 1
     }
 
@@ -100,11 +141,7 @@ impl Relation {
         let (data, arity) = (&self.data, self.arity);
         self.set.insert_unique(h, id, |&i| hash_tuple(&data[i as usize * arity..(i as usize + 1) * arity]));
         for ix in &mut self.indexes {
-            let v = t[ix.pos];
-            let key = match ix.kind {
-                IndexKind::Exact => v.0 as u64,
-                IndexKind::Functor => functor_key(terms.functor(v), terms.args(v).len()),
-            };
+            let key = ix.key(t, terms);
             let head = ix.heads.entry(key).or_insert(NIL);
             ix.next.push(*head);
             *head = id;

@@ -5,8 +5,19 @@
 //! move `legal` can ever name; negations are dropped. Every relation of that copy is static
 //! and over-approximates the original (a superset of every atom true in any reachable state),
 //! so one bottom-up fixpoint gives all the ground atoms the propnet needs. Each rule `i` is
-//! split into `(#inst_i vars...) :- relaxed body` and `head :- (#inst_i vars...)`, so the
-//! tuples of `#inst_i` are exactly the rule's ground instances.
+//! given `(#inst_i vars...) :- relaxed body` beside `head :- relaxed body`, so the tuples
+//! of `#inst_i` are exactly the rule's ground instances (listed once, after the fixpoint).
+//!
+//! Rewrites that keep the meaning and shrink the instances: `project_locals`,
+//! `split_components` and, when the grounding is too large as written, `eliminate_locals`.
+//!
+//! Demand: a relation read only under negation (never by a positive literal) matters only
+//! at the atoms those negative literals name in some instance. Its rules in the relaxed game
+//! get a leading `(#demand_k head-args)` literal, where `#demand_k` holds exactly those
+//! atoms (one rule per negative literal: `(#demand_k args) :- (#inst_j vars)`). The
+//! instances dropped have heads no ground rule reads, so the network is unchanged where it
+//! is read; soundness still rests on the relaxed game being a superset, as every instance
+//! kept is one of the unrestricted relaxed game's.
 
 use crate::gdl::{flatten, kw, Atom, FlatLit, Game, Literal, Rule, Sym, SymbolTable, Term};
 use crate::interp::{Interpreter, TermId, TermStore};
@@ -92,12 +103,40 @@ const DOES: &str = "#does";
 const INIT: &str = "#init";
 const NEXT: &str = "#next";
 
-/// Grounds a game within `budget`.
+/// Instances past which the rules as written are put aside for their eliminated form.
+const FIRST_TRY_INSTANCES: usize = 3_500_000;
+
+/// Grounds a game within `budget`. If the rules as written have too many instances (more
+/// than [`FIRST_TRY_INSTANCES`]), tries with every rule's local variables eliminated one by
+/// one (see [`eliminate_locals`]), and if that is too large too, the rules as written with
+/// the whole budget.
 pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
+    let first = Budget { max_instances: budget.max_instances.min(FIRST_TRY_INSTANCES), ..*budget };
+    match ground_with(game, &first, false) {
+        Err(GroundError::TooLarge(why)) => {
+            tracing::debug!(game = %game.name, why, "too large; grounding again with local variables eliminated");
+            match ground_with(game, budget, true) {
+                Err(GroundError::TooLarge(_)) if first.max_instances < budget.max_instances => {
+                    ground_with(game, budget, false)
+                }
+                r => r,
+            }
+        }
+        r => r,
+    }
+}
+
+pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Result<Grounding, GroundError> {
     let flats = flatten(&game.rules).map_err(|e| GroundError::Invalid(e.to_string()))?;
     let mut symbols = game.symbols.clone();
+    let flats = if eliminate { eliminate_locals(flats, &mut symbols) } else { flats };
     let flats = project_locals(flats, &mut symbols);
     let flats = split_components(flats, &mut symbols);
+    if tracing::enabled!(tracing::Level::TRACE) {
+        for (i, fr) in flats.iter().enumerate() {
+            tracing::trace!(i, rule = %show_rule(fr, &symbols), "rewritten rule");
+        }
+    }
     let base = symbols.intern(BASE);
     let does = symbols.intern(DOES);
     let init = symbols.intern(INIT);
@@ -112,6 +151,30 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     };
     let relax_atom = |a: &Atom| Atom { rel: relax_rel(a.rel), args: a.args.clone() };
 
+    // Relations read only under negation: their rules are instantiated only for the head
+    // atoms some instance's negative literal names (listed in `#demand_k`).
+    let demand: rustc_hash::FxHashMap<(Sym, usize), Sym> = {
+        let key = |a: &Atom| (a.rel, a.args.len());
+        let mut pos_read = rustc_hash::FxHashSet::default();
+        let mut neg_read = Vec::new();
+        for fr in &flats {
+            for l in &fr.body {
+                match l {
+                    FlatLit::Pos(a) => {
+                        pos_read.insert(key(a));
+                    }
+                    FlatLit::Neg(a) if !neg_read.contains(&key(a)) => neg_read.push(key(a)),
+                    _ => {}
+                }
+            }
+        }
+        neg_read
+            .into_iter()
+            .filter(|k| k.0 .0 as usize >= kw::NAMES.len() && !pos_read.contains(k))
+            .enumerate()
+            .map(|(n, k)| (k, symbols.intern(&format!("#demand{n}"))))
+            .collect()
+    };
     // The relaxed game, and for each flat rule its variables (the columns of `#inst_i`).
     let mut rules: Vec<Rule> = Vec::new();
     let mut inst: Vec<Option<(Sym, Vec<Sym>)>> = Vec::with_capacity(flats.len());
@@ -123,6 +186,9 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         }
         let mut vars: Vec<Sym> = Vec::new();
         let mut body = Vec::new();
+        if let Some(&d) = demand.get(&(fr.head.rel, fr.head.args.len())) {
+            body.push(Literal::Atom(Atom { rel: d, args: fr.head.args.clone() }));
+        }
         for l in &fr.body {
             match l {
                 FlatLit::Pos(a) => {
@@ -140,8 +206,19 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
         }
         let name = symbols.intern(&format!("#inst{i}"));
         let row = Atom { rel: name, args: vars.iter().map(|&v| Term::Var(v)).collect() };
+        // The head's rule and the instances' rule have the same body: nothing reads
+        // `#inst_i`, so the instances are listed once, after the fixpoint the head is part
+        // of (a recursive component would list them again in every round).
+        rules.push(Rule { head: relax_atom(&fr.head), body: body.clone(), pos: fr.pos });
         rules.push(Rule { head: row.clone(), body, pos: fr.pos });
-        rules.push(Rule { head: relax_atom(&fr.head), body: vec![Literal::Atom(row)], pos: fr.pos });
+        for l in &fr.body {
+            if let FlatLit::Neg(a) = l {
+                if let Some(&d) = demand.get(&(a.rel, a.args.len())) {
+                    let head = Atom { rel: d, args: a.args.clone() };
+                    rules.push(Rule { head, body: vec![Literal::Atom(row.clone())], pos: fr.pos });
+                }
+            }
+        }
         inst.push(Some((name, vars)));
     }
     let var = Term::Var;
@@ -163,6 +240,7 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
     let mut interp =
         Interpreter::materialized(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
+    interp.lead_with(demand.iter().map(|(k, &d)| (d, k.1)));
     let complete = interp.eval_static();
     if interp.timed_out() {
         return Err(GroundError::Timeout("computing domains".into()));
@@ -193,6 +271,9 @@ pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
                 .map_err(GroundError::TooLarge)?;
         }
         total += n;
+        if n >= 10_000 && tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(instances = n, rule = %show_rule(fr, &symbols), "large rule");
+        }
         if total > budget.max_instances {
             return Err(GroundError::TooLarge(format!(
                 "more than {} rule instances (at the rule on line {})",
@@ -297,6 +378,109 @@ fn project_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -
     out
 }
 
+/// Eliminates local variables (those not in the head) one at a time, as in bucket
+/// elimination: the literals that use the variable become a new relation over their other
+/// variables that are used elsewhere. In
+/// `(<= (total ?t) (true (g a ?n1)) (true (g b ?n2)) (sum ?n1 ?n2 ?s1) (true (g c ?n3)) (sum ?s1 ?n3 ?t))`
+/// eliminating `?n1` gives `(#elim_k ?n2 ?s1)`, then `?n2` gives `(#elim_j ?s1)`, and the
+/// instances number guesses squared, not guesses cubed. Each step picks the variable whose
+/// literals have the fewest variables, and only when those literals' positive ones bind all
+/// of them (so the new rule is safe); literals over the new relation's variables alone are
+/// copied into it as filters. The meaning is unchanged: the eliminated variable is
+/// existential and occurs nowhere else.
+fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
+    use crate::gdl::FlatRule;
+    let vars_of = |l: &FlatLit| {
+        let mut v = Vec::new();
+        l.for_each_var(&mut |x| {
+            if !v.contains(&x) {
+                v.push(x)
+            }
+        });
+        v
+    };
+    let mut out = Vec::with_capacity(flats.len());
+    let mut made: rustc_hash::FxHashMap<(Vec<FlatLit>, Vec<Term>), Sym> = rustc_hash::FxHashMap::default();
+    let mut work: Vec<FlatRule> = flats;
+    work.reverse();
+    while let Some(mut fr) = work.pop() {
+        loop {
+            let mut head_vars = Vec::new();
+            fr.head.for_each_var(&mut |x| head_vars.push(x));
+            let lit_vars: Vec<Vec<Sym>> = fr.body.iter().map(vars_of).collect();
+            let n = fr.body.len();
+            // (group, its variables, interface)
+            let mut best: Option<(Vec<usize>, Vec<Sym>, Vec<Sym>)> = None;
+            let mut tried: Vec<Sym> = Vec::new();
+            for v in lit_vars.iter().flatten().copied() {
+                if head_vars.contains(&v) || tried.contains(&v) {
+                    continue;
+                }
+                tried.push(v);
+                let group: Vec<usize> = (0..n).filter(|&i| lit_vars[i].contains(&v)).collect();
+                if group.len() < 2 || group.len() == n {
+                    continue;
+                }
+                let mut gvars: Vec<Sym> = Vec::new();
+                for &i in &group {
+                    for &x in &lit_vars[i] {
+                        if !gvars.contains(&x) {
+                            gvars.push(x);
+                        }
+                    }
+                }
+                let safe = gvars.iter().all(|x| {
+                    group.iter().any(|&i| matches!(&fr.body[i], FlatLit::Pos(_)) && lit_vars[i].contains(x))
+                });
+                if !safe {
+                    continue;
+                }
+                let iface: Vec<Sym> = gvars
+                    .iter()
+                    .copied()
+                    .filter(|x| head_vars.contains(x) || (0..n).any(|i| !group.contains(&i) && lit_vars[i].contains(x)))
+                    .collect();
+                // A part that would take in the whole body (with its filters) is the rule
+                // itself: nothing to gain, and it would name itself.
+                let takes_all = (0..n).all(|i| {
+                    group.contains(&i) || (!lit_vars[i].is_empty() && lit_vars[i].iter().all(|x| iface.contains(x)))
+                });
+                if takes_all {
+                    continue;
+                }
+                if best.as_ref().is_none_or(|(_, bv, _)| gvars.len() < bv.len()) {
+                    best = Some((group, gvars, iface));
+                }
+            }
+            let Some((group, _, iface)) = best else { break };
+            let mut part: Vec<FlatLit> = group.iter().map(|&i| fr.body[i].clone()).collect();
+            for (i, vs) in lit_vars.iter().enumerate() {
+                if !group.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
+                    part.push(fr.body[i].clone());
+                }
+            }
+            let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
+            let key = (part.clone(), args.clone());
+            let name = match made.get(&key) {
+                Some(&name) => name,
+                None => {
+                    let name = symbols.intern(&format!("#elim{}", made.len()));
+                    made.insert(key, name);
+                    // The new rule may have locals of its own to eliminate.
+                    work.push(FlatRule { head: Atom { rel: name, args: args.clone() }, body: part, pos: fr.pos });
+                    name
+                }
+            };
+            let mut body: Vec<FlatLit> =
+                (0..n).filter(|i| !group.contains(i)).map(|i| fr.body[i].clone()).collect();
+            body.push(FlatLit::Pos(Atom { rel: name, args }));
+            fr.body = body;
+        }
+        out.push(fr);
+    }
+    out
+}
+
 /// Splits rule bodies into parts that share only head variables. In chess's
 /// `(<= (next (cell ?x ?y ?p)) (does ?r (move ...)) (true (cell ?x ?y ?p)) (not ...) ...)`
 /// the move's literals and `(true (cell ?x ?y ?p))` meet only in `?x ?y`: the move part
@@ -309,6 +493,7 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
     let mut out = Vec::with_capacity(flats.len());
     let mut extra = Vec::new();
     let mut next_id = 0usize;
+    let mut made: rustc_hash::FxHashMap<(Vec<FlatLit>, Vec<Term>), Sym> = rustc_hash::FxHashMap::default();
     for fr in flats {
         let mut head_vars = Vec::new();
         fr.head.for_each_var(&mut |x| head_vars.push(x));
@@ -386,14 +571,28 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                 continue;
             }
             split_any = true;
-            let name = symbols.intern(&format!("#split{next_id}"));
-            next_id += 1;
+            // The part, and a copy of each other literal over the interface alone (a filter
+            // like `(istype ?piece king)`: without it the part lists values the rule rejects).
+            let mut part: Vec<FlatLit> = g.iter().map(|&i| fr.body[i].clone()).collect();
+            for (i, vs) in lit_vars.iter().enumerate() {
+                if !g.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
+                    part.push(fr.body[i].clone());
+                }
+            }
             let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
-            extra.push(FlatRule {
-                head: Atom { rel: name, args: args.clone() },
-                body: g.iter().map(|&i| fr.body[i].clone()).collect(),
-                pos: fr.pos,
-            });
+            // One relation per part, shared by every rule that has it (the disjuncts of an
+            // `or` often repeat one).
+            let key = (part.clone(), args.clone());
+            let name = match made.get(&key) {
+                Some(&name) => name,
+                None => {
+                    let name = symbols.intern(&format!("#split{next_id}"));
+                    next_id += 1;
+                    made.insert(key, name);
+                    extra.push(FlatRule { head: Atom { rel: name, args: args.clone() }, body: part, pos: fr.pos });
+                    name
+                }
+            };
             body.push(FlatLit::Pos(Atom { rel: name, args }));
         }
         if split_any {
@@ -404,6 +603,33 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
     }
     out.extend(extra);
     out
+}
+
+/// A flat rule as text, for logs.
+fn show_rule(fr: &crate::gdl::FlatRule, symbols: &SymbolTable) -> String {
+    use crate::gdl::write_atom;
+    let mut s = String::from("(<= ");
+    write_atom(&fr.head, symbols, &mut s);
+    for l in &fr.body {
+        s.push(' ');
+        match l {
+            FlatLit::Pos(a) => write_atom(a, symbols, &mut s),
+            FlatLit::Neg(a) => {
+                s.push_str("(not ");
+                write_atom(a, symbols, &mut s);
+                s.push(')');
+            }
+            FlatLit::Distinct(a, b) | FlatLit::Same(a, b) => {
+                s.push_str(if matches!(l, FlatLit::Distinct(..)) { "(distinct " } else { "(= " });
+                crate::gdl::write_term(a, symbols, &mut s);
+                s.push(' ');
+                crate::gdl::write_term(b, symbols, &mut s);
+                s.push(')');
+            }
+        }
+    }
+    s.push(')');
+    s
 }
 
 /// The term of an atom under a binding of the rule's variables.

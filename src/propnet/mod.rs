@@ -43,8 +43,17 @@ pub struct Built {
 
 /// Grounds a game and builds its optimized network within `budget`.
 pub fn build_net(game: &Game, budget: &Budget) -> Result<Built, GroundError> {
+    build_net_with(game, budget, None)
+}
+
+/// [`build_net`], grounding with local variables eliminated (`Some(true)`), not
+/// (`Some(false)`), or as [`ground::ground`] decides (`None`).
+pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<bool>) -> Result<Built, GroundError> {
     let t0 = Instant::now();
-    let g = ground::ground(game, budget)?;
+    let g = match eliminate {
+        None => ground::ground(game, budget)?,
+        Some(e) => ground::ground_with(game, budget, e)?,
+    };
     let raw = build::raw_net(&g, budget)?;
     let t1 = Instant::now();
     let net = build::optimize(&raw, budget)?;

@@ -54,6 +54,7 @@ fn differential(g: &Game, playouts: usize, seed: u64) -> usize {
     differential_with(g, propnet(g), playouts, seed)
 }
 
+/// [`differential`] with a given propnet of the game.
 fn differential_with(g: &Game, mut b: PropnetMachine, playouts: usize, seed: u64) -> usize {
     let mut a = Interpreter::new(g).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(a.roles(), b.roles());
@@ -289,4 +290,100 @@ fn clones_run_independently() {
     // b has not seen s1; asking it about s0 and s1 gives the same answers as a.
     assert_eq!(observe(&mut b, &s1), observe(&mut a, &s1));
     assert_eq!(observe(&mut b, &s0), observe(&mut a, &s0));
+}
+
+/// A walk along a line of ten squares. `(blocked ?a ?b ?c ?d)` is read only under
+/// negation, with every argument bound; listed in full it has 10 × 10 × 10 instances (every
+/// `at` square, every `?c ?d`), of which the legal rule names ten.
+const DEMAND: &str = "
+(role p)
+(num 0) (num 1) (num 2) (num 3) (num 4) (num 5) (num 6) (num 7) (num 8) (num 9)
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8) (succ 8 9)
+(closed 6)
+(init (at 0))
+(init (key 0))
+(<= (legal p (step ?y)) (true (at ?x)) (succ ?x ?y) (not (blocked ?x ?y ?x ?x)))
+(<= (legal p wait) (true (at ?x)))
+(<= (next (at ?y)) (does p (step ?y)))
+(<= (next (at ?x)) (does p wait) (true (at ?x)))
+(<= (next (key ?y)) (true (key ?x)) (succ ?x ?y))
+(<= (next (key 9)) (true (key 9)))
+(<= (blocked ?a ?b ?c ?d) (true (at ?a)) (closed ?b) (num ?c) (num ?d) (not (true (key 9))))
+(<= terminal (true (at 9)))
+(<= terminal (true (key 9)) (true (at 0)))
+(<= (goal p 100) (true (at 9)))
+(<= (goal p 0) (not (true (at 9))))
+";
+
+#[test]
+fn a_relation_read_only_under_negation_is_instantiated_on_demand() {
+    let g = inline(DEMAND);
+    // Listed in full, `blocked` alone would have a thousand instances.
+    let small = Budget { max_instances: 300, ..Budget::default() };
+    let built = build_net(&g, &small).unwrap_or_else(|e| panic!("{e}"));
+    assert!(built.report.instances < 300, "{}", built.report.instances);
+    differential(&g, 200, 11);
+    // The door at 6 opens once the key has counted to 9.
+    let mut m = propnet(&g);
+    let mut s = m.initial_state();
+    for y in 1..=5 {
+        let mv = find(&mut m, &s, 0, &format!("( step {y} )"));
+        let mut t = s.clone();
+        m.next_state(&s, &[mv], &mut t);
+        s = t;
+    }
+    let mut buf = Vec::new();
+    m.legal_moves(&s, 0, &mut buf);
+    assert!(!buf.iter().any(|&mv| m.move_text(mv) == "( step 6 )"), "blocked while the key counts");
+}
+
+/// Four players pick numbers; `total` sums them through an addition table. The rule has
+/// 6⁴ instances as written, a few dozen per step once its local variables are eliminated.
+const SUMS: &str = "
+(role p) (role q) (role r) (role s)
+(small 0) (small 1) (small 2) (small 3) (small 4) (small 5)
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+(succ 8 9) (succ 9 10) (succ 10 11) (succ 11 12) (succ 12 13) (succ 13 14) (succ 14 15)
+(succ 15 16) (succ 16 17) (succ 17 18) (succ 18 19) (succ 19 20)
+(<= (plus ?x 0 ?x) (succ ?x ?y))
+(<= (plus ?x 0 ?x) (succ ?y ?x))
+(<= (plus ?x ?y ?z) (succ ?y0 ?y) (plus ?x ?y0 ?z0) (succ ?z0 ?z))
+(<= (legal ?w (pick ?n)) (role ?w) (small ?n) (not (true done)))
+(<= (legal ?w noop) (role ?w) (true done))
+(<= (next (picked ?w ?n)) (does ?w (pick ?n)))
+(<= (next done) (does p (pick ?n)))
+(<= (total ?t) (true (picked p ?a)) (true (picked q ?b)) (plus ?a ?b ?s) (true (picked r ?c)) (plus ?s ?c ?u)
+    (true (picked s ?d)) (plus ?u ?d ?t))
+(<= (goal ?w 100) (role ?w) (total ?t) (plus ?x ?x ?t))
+(<= (goal ?w 0) (role ?w) (not (even)))
+(<= even (total ?t) (plus ?x ?x ?t))
+(<= terminal (true done))
+";
+
+#[test]
+fn eliminating_local_variables_keeps_the_meaning_and_shrinks_the_grounding() {
+    let g = inline(SUMS);
+    let plain = build_net_with(&g, &Budget::default(), Some(false)).unwrap();
+    let elim = build_net_with(&g, &Budget::default(), Some(true)).unwrap();
+    assert!(elim.report.instances < plain.report.instances, "{} vs {}", elim.report.instances, plain.report.instances);
+    // Grounded by default with a budget only the eliminated rules fit in.
+    let budget = Budget { max_instances: elim.report.instances, ..Budget::default() };
+    assert!(matches!(build_net_with(&g, &budget, Some(false)), Err(GroundError::TooLarge(_))));
+    let (mut m, _) = build(&g, &budget).unwrap_or_else(|e| panic!("{e}"));
+    differential_with(&g, m.clone(), 300, 5);
+    let mut a = Interpreter::new(&g).unwrap();
+    let (s0, t0) = (m.initial_state(), a.initial_state());
+    for (x, y, z, w) in [(1, 2, 3, 0), (0, 0, 5, 5), (5, 5, 5, 4), (4, 1, 0, 3)] {
+        let mv = |m: &mut PropnetMachine, r: usize, n: u32| find(m, &s0, r, &format!("( pick {n} )"));
+        let joint = [mv(&mut m, 0, x), mv(&mut m, 1, y), mv(&mut m, 2, z), mv(&mut m, 3, w)];
+        let mut s1 = s0.clone();
+        m.next_state(&s0, &joint, &mut s1);
+        let mva = |a: &mut Interpreter, r: usize, n: u32| find(a, &t0, r, &format!("( pick {n} )"));
+        let joint = [mva(&mut a, 0, x), mva(&mut a, 1, y), mva(&mut a, 2, z), mva(&mut a, 3, w)];
+        let mut t1 = t0.clone();
+        a.next_state(&t0, &joint, &mut t1);
+        let want = if (x + y + z + w) % 2 == 0 { 100 } else { 0 };
+        assert_eq!(m.goal(&s1, 0), Some(want), "{x}+{y}+{z}+{w}");
+        assert_eq!(observe(&mut m, &s1), observe(&mut a, &t1));
+    }
 }
