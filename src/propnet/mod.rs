@@ -6,11 +6,13 @@
 //! them, and [`machine::Compiled`] lays the result out in flat arrays for
 //! [`machine::PropnetMachine`].
 
+pub mod batch;
 pub mod build;
 mod dot;
 pub mod ground;
 pub mod machine;
 
+pub use batch::BatchMachine;
 pub use build::{Net, Ref, Stats};
 pub use dot::write_dot;
 pub use ground::{Budget, GroundError};

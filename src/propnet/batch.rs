@@ -1,0 +1,592 @@
+//! The batched propnet evaluator: 64 independent playouts at once, one per bit of a `u64`.
+//!
+//! Every node of the network holds a word whose bit `l` is the node's value in lane `l`. A
+//! step is a full sweep, not change-driven: gates are laid out in dependency order as a flat
+//! list of operand slices, and each gate folds its operands' words with `|` (an AND is
+//! stored as the negated OR of its negated operands, so one loop serves both). The sweep has
+//! two phases: the *state phase* (every gate that does not depend on an input: legality,
+//! terminal, goals, and the state half of the next-state logic) after the bases are loaded,
+//! and the *move phase* (the gates that read inputs) after one move per role per lane has
+//! been chosen.
+//!
+//! Cycles (recursive relations over the state) are evaluated as a unit: their members start
+//! from all zeros and are swept until no word changes. GDL's stratification keeps the edges
+//! inside a cycle positive, so the sweep is monotone and stops at the least fixpoint in
+//! every lane at once.
+//!
+//! States are the engine's [`PnState`]s at the edges (one per lane) and, inside, one word per
+//! base (bit = lane). Move ids are the [`PropnetMachine`](super::PropnetMachine)'s.
+//! Nothing allocates after construction.
+
+use super::build::{Kind, Net, Ref};
+use super::machine::PnState;
+use crate::graph::sccs;
+use crate::machine::Goal;
+use rand::RngCore;
+
+/// Lanes per batch: one per bit of a word.
+pub const LANES: usize = 64;
+
+/// Set in a gate's end offset: the gate's result is negated (an AND).
+const NEG_OUT: u32 = 1 << 31;
+
+/// A run of gates, evaluated once, or a cycle, swept to its least fixpoint.
+#[derive(Clone, Debug)]
+struct Segment {
+    /// First and one past the last gate (gate `k` writes slot `first_gate + k`).
+    lo: u32,
+    hi: u32,
+    cycle: bool,
+}
+
+/// How a lane's playout ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LaneEnd {
+    /// Joint moves played from the lane's start state.
+    pub depth: u32,
+    /// Whether the final state is terminal (otherwise a role had no legal move or the depth
+    /// limit was reached).
+    pub terminal: bool,
+}
+
+/// The batched machine. Build one per thread from the optimized [`Net`].
+#[derive(Clone, Debug)]
+pub struct BatchMachine {
+    roles: usize,
+    /// Node values, one word per slot: slot 0 is FALSE, then bases, inputs, gates.
+    vals: Vec<u64>,
+    /// Operands of every gate, `slot << 1 | negated` (already flipped for ANDs).
+    ops: Vec<u32>,
+    /// Per gate: the end of its operands in `ops`, `| NEG_OUT` for an AND.
+    gate_end: Vec<u32>,
+    /// Per gate: the start of its operands (`gate_end` of the previous gate, unmasked).
+    gate_start: Vec<u32>,
+    first_gate: usize,
+    state_phase: Vec<Segment>,
+    move_phase: Vec<Segment>,
+    /// Per base: the slot its value is loaded into (0 for a constant base, never written).
+    base_slot: Vec<u32>,
+    /// Per base: the operand computing its next value.
+    next: Vec<u32>,
+    /// Per move id: the input's slot (0 when the input is read by nothing).
+    input_slot: Vec<u32>,
+    /// Per role: (move id, legal operand) of every move that is ever legal, by id.
+    role_legal: Vec<Vec<(u32, u32)>>,
+    /// Per role: (goal operand, value).
+    goals: Vec<Vec<(u32, Option<u32>)>>,
+    terminal: u32,
+    /// Per base: its word of lane values.
+    state: Vec<u64>,
+    /// Lanes holding a playout in progress.
+    active: u64,
+    depth: [u32; LANES],
+    /// Scratch: per lane, legal move counts and picks; per lane and role, the chosen move.
+    count: [u32; LANES],
+    pick: [u32; LANES],
+    chosen: Vec<u32>,
+    /// Per lane: how its last playout ended, and its goals (lane × role).
+    ends: [LaneEnd; LANES],
+    goal_vals: Vec<Goal>,
+    /// Lane-steps (one joint move applied in one lane) since construction.
+    lane_steps: u64,
+}
+
+#[inline]
+fn operand(r: Ref, slot_of: &[u32]) -> u32 {
+    slot_of[r.node()] << 1 | r.neg() as u32
+}
+
+impl BatchMachine {
+    pub fn new(net: &Net) -> BatchMachine {
+        let n = net.nodes.len();
+        let succ: Vec<Vec<usize>> = net.nodes.iter().map(|nd| nd.inputs.iter().map(|r| r.node()).collect()).collect();
+        let comps = sccs(n, &succ);
+        // A node is in the move phase if it depends on an input.
+        let mut moving = vec![false; n];
+        for comp in &comps {
+            let m =
+                comp.iter().any(|&v| matches!(net.nodes[v].kind, Kind::Input(_)) || succ[v].iter().any(|&d| moving[d]));
+            for &v in comp {
+                moving[v] = m;
+            }
+        }
+        // Slots: FALSE, bases, inputs, then the state phase's gates and the move phase's, each
+        // in dependency order (components come out dependencies first).
+        let mut slot_of = vec![u32::MAX; n];
+        slot_of[0] = 0;
+        let mut next_slot = 1u32;
+        for (v, nd) in net.nodes.iter().enumerate() {
+            if matches!(nd.kind, Kind::Base(_)) {
+                slot_of[v] = next_slot;
+                next_slot += 1;
+            }
+        }
+        for (v, nd) in net.nodes.iter().enumerate() {
+            if matches!(nd.kind, Kind::Input(_)) {
+                slot_of[v] = next_slot;
+                next_slot += 1;
+            }
+        }
+        let first_gate = next_slot as usize;
+        let is_gate = |v: usize| matches!(net.nodes[v].kind, Kind::And | Kind::Or);
+        let mut order: Vec<usize> = Vec::new();
+        let mut phases: [Vec<Segment>; 2] = [Vec::new(), Vec::new()];
+        for phase in [false, true] {
+            for comp in comps.iter().filter(|c| moving[c[0]] == phase && is_gate(c[0])) {
+                let cycle = comp.len() > 1 || succ[comp[0]].contains(&comp[0]);
+                let lo = order.len() as u32;
+                for &v in comp {
+                    slot_of[v] = (first_gate + order.len()) as u32;
+                    order.push(v);
+                }
+                let hi = order.len() as u32;
+                let segs = &mut phases[phase as usize];
+                match segs.last_mut() {
+                    Some(s) if !cycle && !s.cycle && s.hi == lo => s.hi = hi,
+                    _ => segs.push(Segment { lo, hi, cycle }),
+                }
+            }
+        }
+        let [state_phase, move_phase] = phases;
+        let mut ops = Vec::new();
+        let mut gate_end = Vec::with_capacity(order.len());
+        let mut gate_start = Vec::with_capacity(order.len());
+        for &v in &order {
+            let and = matches!(net.nodes[v].kind, Kind::And);
+            gate_start.push(ops.len() as u32);
+            for &r in &net.nodes[v].inputs {
+                ops.push(operand(r, &slot_of) ^ and as u32);
+            }
+            gate_end.push(ops.len() as u32 | if and { NEG_OUT } else { 0 });
+        }
+        assert!(ops.len() < NEG_OUT as usize, "network too large for the batch machine");
+        // The sweep reads without bounds checks: every operand must name an existing slot.
+        assert!(ops.iter().all(|&o| ((o >> 1) as usize) < first_gate + order.len()));
+        let slot = |r: Ref| operand(r, &slot_of);
+        let mut role_legal = vec![Vec::new(); net.roles.len()];
+        for (id, (&(role, _), &r)) in net.inputs.iter().zip(&net.legal).enumerate() {
+            if r != Ref::FALSE {
+                role_legal[role].push((id as u32, slot(r)));
+            }
+        }
+        let input_slot = net.input_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect();
+        let roles = net.roles.len();
+        BatchMachine {
+            roles,
+            vals: vec![0; first_gate + order.len()],
+            ops,
+            gate_end,
+            gate_start,
+            first_gate,
+            state_phase,
+            move_phase,
+            base_slot: net.base_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect(),
+            next: net.next.iter().map(|&r| slot(r)).collect(),
+            input_slot,
+            role_legal,
+            goals: net.goals.iter().map(|g| g.iter().map(|&(r, v)| (slot(r), v)).collect()).collect(),
+            terminal: slot(net.terminal),
+            state: vec![0; net.bases.len()],
+            active: 0,
+            depth: [0; LANES],
+            count: [0; LANES],
+            pick: [0; LANES],
+            chosen: vec![0; LANES * roles],
+            ends: [LaneEnd { depth: 0, terminal: false }; LANES],
+            goal_vals: vec![None; LANES * roles],
+            lane_steps: 0,
+        }
+    }
+
+    pub fn roles(&self) -> usize {
+        self.roles
+    }
+
+    /// Gates swept per step (state phase, move phase).
+    pub fn gate_counts(&self) -> (usize, usize) {
+        let count = |p: &[Segment]| p.iter().map(|s| (s.hi - s.lo) as usize).sum();
+        (count(&self.state_phase), count(&self.move_phase))
+    }
+
+    /// Cycles swept to a fixpoint per step.
+    pub fn cycle_count(&self) -> usize {
+        self.state_phase.iter().chain(&self.move_phase).filter(|s| s.cycle).count()
+    }
+
+    /// Lane-steps (a joint move applied in one lane) since construction.
+    pub fn lane_steps(&self) -> u64 {
+        self.lane_steps
+    }
+
+    /// An operand's word.
+    #[inline]
+    fn word(&self, op: u32) -> u64 {
+        self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64)
+    }
+
+    /// Evaluates a phase's gates.
+    #[inline]
+    fn sweep(&mut self, move_phase: bool) {
+        let segs = if move_phase { &self.move_phase } else { &self.state_phase };
+        for s in segs {
+            if !s.cycle {
+                eval_gates(&mut self.vals, &self.ops, &self.gate_start, &self.gate_end, self.first_gate, s.lo, s.hi);
+                continue;
+            }
+            // A cycle: from all zeros, sweep until nothing changes (monotone: least fixpoint).
+            let (lo, hi) = (self.first_gate + s.lo as usize, self.first_gate + s.hi as usize);
+            self.vals[lo..hi].fill(0);
+            loop {
+                let changed = eval_gates_changed(
+                    &mut self.vals,
+                    &self.ops,
+                    &self.gate_start,
+                    &self.gate_end,
+                    self.first_gate,
+                    s.lo,
+                    s.hi,
+                );
+                if !changed {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Loads start states into lanes `0..starts.len()` (the others become inactive) and
+    /// evaluates the state phase.
+    pub fn load(&mut self, starts: &[PnState]) {
+        assert!(starts.len() <= LANES);
+        self.state.fill(0);
+        for (lane, s) in starts.iter().enumerate() {
+            self.put_state(lane, s);
+        }
+        self.active = if starts.len() == LANES { !0 } else { (1u64 << starts.len()) - 1 };
+        self.depth = [0; LANES];
+        self.eval_state();
+    }
+
+    /// Writes one lane's state (evaluated by the next [`eval_state`](Self::eval_state)).
+    fn put_state(&mut self, lane: usize, s: &PnState) {
+        let bit = 1u64 << lane;
+        for (b, w) in self.state.iter_mut().enumerate() {
+            if s.get(b) {
+                *w |= bit;
+            } else {
+                *w &= !bit;
+            }
+        }
+    }
+
+    /// Writes a start state into every lane of `lanes`.
+    fn put_state_lanes(&mut self, lanes: u64, s: &PnState) {
+        for (b, w) in self.state.iter_mut().enumerate() {
+            *w = if s.get(b) { *w | lanes } else { *w & !lanes };
+        }
+    }
+
+    /// Loads the state words into the bases and evaluates the state phase.
+    fn eval_state(&mut self) {
+        for (b, &s) in self.base_slot.iter().enumerate() {
+            if s != 0 {
+                self.vals[s as usize] = self.state[b];
+            }
+        }
+        self.sweep(false);
+    }
+
+    /// Lane `lane`'s current state.
+    pub fn state(&self, lane: usize, out: &mut PnState) {
+        let words = self.state.len().div_ceil(64).max(1);
+        out.bits.clear();
+        out.bits.resize(words, 0);
+        for (b, &w) in self.state.iter().enumerate() {
+            if w >> lane & 1 == 1 {
+                out.bits[b / 64] |= 1 << (b % 64);
+            }
+        }
+    }
+
+    pub fn is_terminal(&self, lane: usize) -> bool {
+        self.word(self.terminal) >> lane & 1 == 1
+    }
+
+    /// The legal move ids of `role` in lane `lane`, ascending.
+    pub fn legal_moves(&self, lane: usize, role: usize, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(self.role_legal[role].iter().filter(|&&(_, op)| self.word(op) >> lane & 1 == 1).map(|&(id, _)| id));
+    }
+
+    /// The goal of `role` in lane `lane`: `None` if no goal value or several hold.
+    pub fn goal(&self, lane: usize, role: usize) -> Goal {
+        let mut found: Option<Goal> = None;
+        for &(op, v) in &self.goals[role] {
+            if self.word(op) >> lane & 1 == 1 {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(v);
+            }
+        }
+        found.flatten()
+    }
+
+    /// Plays the given joint moves (`joint[lane * roles + role]`) in the lanes of `lanes`,
+    /// then evaluates the state phase of the new states. Deterministic; for tests and
+    /// callers that choose moves themselves.
+    pub fn step_with(&mut self, lanes: u64, joint: &[u32]) {
+        assert_eq!(joint.len(), LANES * self.roles);
+        self.chosen.copy_from_slice(joint);
+        self.advance(lanes);
+        self.eval_state();
+    }
+
+    /// Sets the chosen moves' inputs in `lanes`, evaluates the move phase and writes the
+    /// next state of those lanes (the others keep theirs).
+    fn advance(&mut self, lanes: u64) {
+        let roles = self.roles;
+        let mut w = lanes;
+        while w != 0 {
+            let lane = w.trailing_zeros() as usize;
+            w &= w - 1;
+            for r in 0..roles {
+                let s = self.input_slot[self.chosen[lane * roles + r] as usize] as usize;
+                if s != 0 {
+                    self.vals[s] |= 1 << lane;
+                }
+            }
+        }
+        self.sweep(true);
+        for b in 0..self.state.len() {
+            let nw = self.word(self.next[b]);
+            self.state[b] = (self.state[b] & !lanes) | (nw & lanes);
+        }
+        // Clear the inputs set above.
+        let mut w = lanes;
+        while w != 0 {
+            let lane = w.trailing_zeros() as usize;
+            w &= w - 1;
+            for r in 0..roles {
+                let s = self.input_slot[self.chosen[lane * roles + r] as usize] as usize;
+                self.vals[s] = 0;
+            }
+        }
+        self.lane_steps += lanes.count_ones() as u64;
+    }
+
+    /// Chooses one uniformly random legal move per role in each lane of `live`; returns the
+    /// lanes where every role has a legal move.
+    fn choose_moves<R: RngCore>(&mut self, live: u64, rng: &mut R) -> u64 {
+        let mut ok = live;
+        for role in 0..self.roles {
+            let legal = &self.role_legal[role];
+            for &(_, op) in legal {
+                let mut w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                w &= ok;
+                while w != 0 {
+                    let lane = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    self.count[lane] += 1;
+                }
+            }
+            let mut pending = 0u64;
+            let mut w = ok;
+            while w != 0 {
+                let lane = w.trailing_zeros() as usize;
+                w &= w - 1;
+                let c = std::mem::take(&mut self.count[lane]);
+                if c == 0 {
+                    continue;
+                }
+                pending |= 1 << lane;
+                // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
+                self.pick[lane] = ((rng.next_u64() as u128 * c as u128) >> 64) as u32;
+            }
+            ok = pending;
+            for &(id, op) in legal {
+                if pending == 0 {
+                    break;
+                }
+                let mut w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                w &= pending;
+                while w != 0 {
+                    let lane = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    if self.pick[lane] == 0 {
+                        self.chosen[lane * self.roles + role] = id;
+                        pending &= !(1 << lane);
+                    } else {
+                        self.pick[lane] -= 1;
+                    }
+                }
+            }
+        }
+        ok
+    }
+
+    /// Records the ends and goals of the lanes in `lanes` (their states are evaluated).
+    fn finish(&mut self, lanes: u64, terminal: u64) {
+        let mut w = lanes;
+        while w != 0 {
+            let lane = w.trailing_zeros() as usize;
+            w &= w - 1;
+            self.ends[lane] = LaneEnd { depth: self.depth[lane], terminal: terminal >> lane & 1 == 1 };
+        }
+        for role in 0..self.roles {
+            let (mut one, mut many) = (0u64, 0u64);
+            for &(op, v) in &self.goals[role] {
+                let g = self.word(op) & lanes;
+                many |= one & g;
+                one |= g;
+                let mut w = g;
+                while w != 0 {
+                    let lane = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    self.goal_vals[lane * self.roles + role] = v;
+                }
+            }
+            let mut w = lanes & (many | !one);
+            while w != 0 {
+                let lane = w.trailing_zeros() as usize;
+                w &= w - 1;
+                self.goal_vals[lane * self.roles + role] = None;
+            }
+        }
+        self.active &= !lanes;
+    }
+
+    /// One random step of every active lane: lanes in terminal states, at `max_depth`, or
+    /// where a role has no legal move end (as [`random_playout`](crate::machine::random_playout)
+    /// ends); the others play a uniformly random joint move. Returns the lanes that ended.
+    fn random_step<R: RngCore>(&mut self, max_depth: u32, rng: &mut R) -> u64 {
+        let terminal = self.word(self.terminal) & self.active;
+        let mut deep = 0u64;
+        let mut w = self.active & !terminal;
+        while w != 0 {
+            let lane = w.trailing_zeros() as usize;
+            w &= w - 1;
+            if self.depth[lane] >= max_depth {
+                deep |= 1 << lane;
+            }
+        }
+        let live = self.active & !terminal & !deep;
+        let moving = self.choose_moves(live, rng);
+        let ended = self.active & !moving;
+        if ended != 0 {
+            self.finish(ended, terminal);
+        }
+        if moving != 0 {
+            self.advance(moving);
+            let mut w = moving;
+            while w != 0 {
+                let lane = w.trailing_zeros() as usize;
+                w &= w - 1;
+                self.depth[lane] += 1;
+            }
+        }
+        ended
+    }
+
+    /// Random playouts from `starts` (one lane each, at most [`LANES`]) until every lane has
+    /// ended. Returns how each lane ended; [`goals`](Self::goals) gives the final goals.
+    pub fn run<R: RngCore>(&mut self, starts: &[PnState], max_depth: u32, rng: &mut R) -> &[LaneEnd] {
+        self.load(starts);
+        while self.active != 0 {
+            self.random_step(max_depth, rng);
+            self.eval_state();
+        }
+        &self.ends[..starts.len()]
+    }
+
+    /// The goals (per role) with which lane `lane` ended its last playout.
+    pub fn goals(&self, lane: usize) -> &[Goal] {
+        &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]
+    }
+
+    /// `n` random playouts from `start`, 64 at a time: a lane that ends starts the next
+    /// playout at once. `on_end(lane end, goals)` is called for each playout that ends.
+    /// Returns the lane-steps played.
+    pub fn playouts<R: RngCore>(
+        &mut self,
+        start: &PnState,
+        n: u64,
+        max_depth: u32,
+        rng: &mut R,
+        mut on_end: impl FnMut(&LaneEnd, &[Goal]),
+    ) -> u64 {
+        let steps0 = self.lane_steps;
+        let first = n.min(LANES as u64) as usize;
+        let lanes = if first == LANES { !0 } else { (1u64 << first) - 1 };
+        self.put_state_lanes(lanes, start);
+        self.active = lanes;
+        self.depth = [0; LANES];
+        let mut started = first as u64;
+        self.eval_state();
+        while self.active != 0 {
+            let ended = self.random_step(max_depth, rng);
+            let mut refill = 0u64;
+            let mut w = ended;
+            while w != 0 {
+                let lane = w.trailing_zeros() as usize;
+                w &= w - 1;
+                on_end(&self.ends[lane], &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]);
+                if started < n {
+                    started += 1;
+                    refill |= 1 << lane;
+                    self.depth[lane] = 0;
+                }
+            }
+            if refill != 0 {
+                self.put_state_lanes(refill, start);
+                self.active |= refill;
+            }
+            self.eval_state();
+        }
+        self.lane_steps - steps0
+    }
+}
+
+/// Evaluates gates `lo..hi` in order.
+#[inline]
+fn eval_gates(vals: &mut [u64], ops: &[u32], start: &[u32], end: &[u32], first: usize, lo: u32, hi: u32) {
+    for k in lo as usize..hi as usize {
+        let e = end[k];
+        let (a, b) = (start[k] as usize, (e & !NEG_OUT) as usize);
+        let mut acc = 0u64;
+        for &o in &ops[a..b] {
+            // SAFETY: `BatchMachine::new` checks that every operand names a slot below
+            // `vals.len()`.
+            acc |= unsafe { *vals.get_unchecked((o >> 1) as usize) } ^ 0u64.wrapping_sub((o & 1) as u64);
+        }
+        vals[first + k] = acc ^ 0u64.wrapping_sub((e >> 31) as u64);
+    }
+}
+
+/// As [`eval_gates`], and whether any gate's word changed.
+fn eval_gates_changed(
+    vals: &mut [u64],
+    ops: &[u32],
+    start: &[u32],
+    end: &[u32],
+    first: usize,
+    lo: u32,
+    hi: u32,
+) -> bool {
+    let mut changed = false;
+    for k in lo as usize..hi as usize {
+        let e = end[k];
+        let (a, b) = (start[k] as usize, (e & !NEG_OUT) as usize);
+        let mut acc = 0u64;
+        for &o in &ops[a..b] {
+            acc |= vals[(o >> 1) as usize] ^ 0u64.wrapping_sub((o & 1) as u64);
+        }
+        let v = acc ^ 0u64.wrapping_sub((e >> 31) as u64);
+        changed |= vals[first + k] != v;
+        vals[first + k] = v;
+    }
+    changed
+}
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;
