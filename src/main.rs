@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::agent::duel::duel;
 use factotum::agent::AgentConfig;
-use factotum::bench::bench_playouts;
+use factotum::bench::{bench_batch, bench_playouts};
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
@@ -104,6 +104,10 @@ enum Cmd {
         /// Longest playout, in joint moves.
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
+        /// Run the propnet's batch machine: 64 playouts at once, one per bit of a word
+        /// (states/s counts lane-steps; the last column divides by 64).
+        #[arg(long)]
+        batch: bool,
     },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
@@ -241,15 +245,29 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { game, engine, seconds, runs, seed, max_depth } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
             };
             let time = Duration::from_secs_f64(seconds);
-            println!("| game | engine | runs | median playouts/s | median states/s |");
-            println!("|---|---|---|---|---|");
+            println!("| game | engine | runs | median playouts/s | median states/s | per lane |");
+            println!("|---|---|---|---|---|---|");
+            let lanes = if batch { propnet::batch::LANES } else { 1 };
             let (name, r) = match engine {
+                _ if batch => match propnet::build_net(&g, &Budget::default()) {
+                    Ok(b) => {
+                        let mut m = propnet::BatchMachine::new(&b.net);
+                        let initial = m.initial_state();
+                        let (sg, mg) = m.gate_counts();
+                        eprintln!("batch machine: {sg} state-phase and {mg} move-phase gates, {} cycles", m.cycle_count());
+                        ("batch", bench_batch(&mut m, &initial, time, runs, seed, max_depth))
+                    }
+                    Err(e) => {
+                        eprintln!("{}: {e}", game.display());
+                        return Ok(ExitCode::from(2));
+                    }
+                },
                 Engine::Interp => match Interpreter::new(&g) {
                     Ok(mut m) => ("interp", bench_playouts(&mut m, time, runs, seed, max_depth)),
                     Err(e) => {
@@ -266,11 +284,12 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 },
             };
             println!(
-                "| {} | {name} | {} | {:.0} | {:.0} |",
+                "| {} | {name} | {} | {:.0} | {:.0} | {:.0} |",
                 g.name,
                 r.runs.len(),
                 r.median_playouts_per_s(),
-                r.median_states_per_s()
+                r.median_states_per_s(),
+                r.median_states_per_s() / lanes as f64
             );
             Ok(ExitCode::SUCCESS)
         }

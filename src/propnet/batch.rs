@@ -77,6 +77,8 @@ pub struct BatchMachine {
     terminal: u32,
     /// Per base: its word of lane values.
     state: Vec<u64>,
+    /// The initial state.
+    init: PnState,
     /// Lanes holding a playout in progress.
     active: u64,
     depth: [u32; LANES],
@@ -187,6 +189,13 @@ impl BatchMachine {
             goals: net.goals.iter().map(|g| g.iter().map(|&(r, v)| (slot(r), v)).collect()).collect(),
             terminal: slot(net.terminal),
             state: vec![0; net.bases.len()],
+            init: {
+                let mut bits = vec![0u64; net.bases.len().div_ceil(64).max(1)];
+                for (b, _) in net.init.iter().enumerate().filter(|(_, &v)| v) {
+                    bits[b / 64] |= 1 << (b % 64);
+                }
+                PnState { bits }
+            },
             active: 0,
             depth: [0; LANES],
             count: [0; LANES],
@@ -196,6 +205,11 @@ impl BatchMachine {
             goal_vals: vec![None; LANES * roles],
             lane_steps: 0,
         }
+    }
+
+    /// The initial state (as the propnet machine's).
+    pub fn initial_state(&self) -> PnState {
+        self.init.clone()
     }
 
     pub fn roles(&self) -> usize {
