@@ -82,9 +82,11 @@ pub struct BatchMachine {
     /// Lanes holding a playout in progress.
     active: u64,
     depth: [u32; LANES],
-    /// Scratch: per lane, legal move counts and picks; per lane and role, the chosen move.
+    /// Scratch: per lane, legal move counts; per lane and role, the chosen move.
     count: [u32; LANES],
-    pick: [u32; LANES],
+    /// Per lane, the legal moves of the role being chosen for (`cap` each).
+    lists: Vec<u32>,
+    cap: usize,
     chosen: Vec<u32>,
     /// Per lane: how its last playout ended, and its goals (lane × role).
     ends: [LaneEnd; LANES],
@@ -173,6 +175,7 @@ impl BatchMachine {
         }
         let input_slot = net.input_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect();
         let roles = net.roles.len();
+        let cap = role_legal.iter().map(Vec::len).max().unwrap_or(0);
         BatchMachine {
             roles,
             vals: vec![0; first_gate + order.len()],
@@ -199,7 +202,8 @@ impl BatchMachine {
             active: 0,
             depth: [0; LANES],
             count: [0; LANES],
-            pick: [0; LANES],
+            lists: vec![0; LANES * cap],
+            cap,
             chosen: vec![0; LANES * roles],
             ends: [LaneEnd { depth: 0, terminal: false }; LANES],
             goal_vals: vec![None; LANES * roles],
@@ -389,50 +393,39 @@ impl BatchMachine {
     }
 
     /// Chooses one uniformly random legal move per role in each lane of `live`; returns the
-    /// lanes where every role has a legal move.
+    /// lanes where every role has a legal move. One pass over the role's legal words lists
+    /// each lane's legal moves; a lane with one legal move (a waiting role) draws no number.
     fn choose_moves<R: RngCore>(&mut self, live: u64, rng: &mut R) -> u64 {
         let mut ok = live;
+        let cap = self.cap;
         for role in 0..self.roles {
-            let legal = &self.role_legal[role];
-            for &(_, op) in legal {
+            for &(id, op) in &self.role_legal[role] {
                 let mut w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
                 w &= ok;
                 while w != 0 {
                     let lane = w.trailing_zeros() as usize;
                     w &= w - 1;
-                    self.count[lane] += 1;
+                    let c = self.count[lane] as usize;
+                    // `c` counts the role's moves seen legal in the lane so far: below `cap`.
+                    self.lists[lane * cap + c] = id;
+                    self.count[lane] = c as u32 + 1;
                 }
             }
-            let mut pending = 0u64;
             let mut w = ok;
             while w != 0 {
                 let lane = w.trailing_zeros() as usize;
                 w &= w - 1;
                 let c = std::mem::take(&mut self.count[lane]);
-                if c == 0 {
-                    continue;
-                }
-                pending |= 1 << lane;
-                // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
-                self.pick[lane] = ((rng.next_u64() as u128 * c as u128) >> 64) as u32;
-            }
-            ok = pending;
-            for &(id, op) in legal {
-                if pending == 0 {
-                    break;
-                }
-                let mut w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
-                w &= pending;
-                while w != 0 {
-                    let lane = w.trailing_zeros() as usize;
-                    w &= w - 1;
-                    if self.pick[lane] == 0 {
-                        self.chosen[lane * self.roles + role] = id;
-                        pending &= !(1 << lane);
-                    } else {
-                        self.pick[lane] -= 1;
+                let pick = match c {
+                    0 => {
+                        ok &= !(1 << lane);
+                        continue;
                     }
-                }
+                    1 => 0,
+                    // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
+                    _ => ((rng.next_u64() as u128 * c as u128) >> 64) as usize,
+                };
+                self.chosen[lane * self.roles + role] = self.lists[lane * cap + pick];
             }
         }
         ok
