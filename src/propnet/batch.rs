@@ -161,6 +161,11 @@ impl BatchMachine {
             for &r in &net.nodes[v].inputs {
                 ops.push(operand(r, &slot_of) ^ and as u32);
             }
+            // At least two operands (the sweep reads two before looping): pad with FALSE,
+            // neutral for the OR both gates are computed with.
+            for _ in net.nodes[v].inputs.len()..2 {
+                ops.push(0);
+            }
             gate_end.push(ops.len() as u32 | if and { NEG_OUT } else { 0 });
         }
         assert!(ops.len() < NEG_OUT as usize, "network too large for the batch machine");
@@ -556,14 +561,20 @@ impl BatchMachine {
 /// Evaluates gates `lo..hi` in order.
 #[inline]
 fn eval_gates(vals: &mut [u64], ops: &[u32], start: &[u32], end: &[u32], first: usize, lo: u32, hi: u32) {
+    #[inline(always)]
+    fn word(vals: &[u64], o: u32) -> u64 {
+        // SAFETY: `BatchMachine::new` checks that every operand names a slot below
+        // `vals.len()`.
+        unsafe { *vals.get_unchecked((o >> 1) as usize) ^ 0u64.wrapping_sub((o & 1) as u64) }
+    }
     for k in lo as usize..hi as usize {
         let e = end[k];
         let (a, b) = (start[k] as usize, (e & !NEG_OUT) as usize);
-        let mut acc = 0u64;
-        for &o in &ops[a..b] {
-            // SAFETY: `BatchMachine::new` checks that every operand names a slot below
-            // `vals.len()`.
-            acc |= unsafe { *vals.get_unchecked((o >> 1) as usize) } ^ 0u64.wrapping_sub((o & 1) as u64);
+        let ops = &ops[a..b];
+        // Every gate has at least two operands (padded at construction).
+        let mut acc = word(vals, ops[0]) | word(vals, ops[1]);
+        for &o in &ops[2..] {
+            acc |= word(vals, o);
         }
         vals[first + k] = acc ^ 0u64.wrapping_sub((e >> 31) as u64);
     }
