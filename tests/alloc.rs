@@ -1,6 +1,7 @@
 //! The propnet's hot path allocates nothing: after a warm-up playout, random playouts
 //! (legal moves, next state, terminal, goals) make no heap allocation at all. Counted with a
-//! global allocator that tallies calls (its own test binary, so nothing else runs in it).
+//! global allocator that tallies calls (its own test binary, so nothing else runs in it; its
+//! tests run one at a time). The batch machine's playouts allocate nothing either.
 
 use factotum::gdl::Game;
 use factotum::machine::{random_playout, PlayoutBuffers, StateMachine};
@@ -31,8 +32,12 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The count is global: tests take this lock so that they do not count each other's work.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn propnet_playouts_allocate_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for file in
         ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"]
@@ -60,5 +65,34 @@ fn propnet_playouts_allocate_nothing() {
         let allocs = ALLOCS.load(Ordering::Relaxed) - before;
         assert!(steps > 1000, "{file}: {steps} steps");
         assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} steps");
+    }
+}
+
+#[test]
+fn batched_playouts_allocate_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "three_to_fifteen.kif"] {
+        let game = Game::load(&root.join("gdl").join(file)).unwrap();
+        let built = propnet::build_net(&game, &Budget::default()).unwrap();
+        let mut m = propnet::BatchMachine::new(&built.net);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let initial = m.initial_state();
+        let starts = vec![initial.clone(); propnet::batch::LANES];
+        // Warm-up.
+        m.playouts(&initial, 200, 1000, &mut rng, |_, _| {});
+        m.run(&starts, 1000, &mut rng);
+        let before = ALLOCS.load(Ordering::Relaxed);
+        let mut ended = 0;
+        let steps = m.playouts(&initial, 2000, 1000, &mut rng, |_, goals| {
+            ended += 1;
+            std::hint::black_box(goals);
+        });
+        let ends = m.run(&starts, 1000, &mut rng);
+        std::hint::black_box(ends);
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        assert_eq!(ended, 2000, "{file}");
+        assert!(steps > 5000, "{file}: {steps} lane-steps");
+        assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} lane-steps");
     }
 }
