@@ -260,7 +260,10 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                         let mut m = propnet::BatchMachine::new(&b.net);
                         let initial = m.initial_state();
                         let (sg, mg) = m.gate_counts();
-                        eprintln!("batch machine: {sg} state-phase and {mg} move-phase gates, {} cycles", m.cycle_count());
+                        eprintln!(
+                            "batch machine: {sg} state-phase and {mg} move-phase gates, {} cycles",
+                            m.cycle_count()
+                        );
                         ("batch", bench_batch(&mut m, &initial, time, runs, seed, max_depth))
                     }
                     Err(e) => {

@@ -62,13 +62,16 @@ pub struct BatchMachine {
     /// Per gate: the start of its operands (`gate_end` of the previous gate, unmasked).
     gate_start: Vec<u32>,
     first_gate: usize,
+    /// Input slots are `first_input..first_gate`.
+    first_input: usize,
     state_phase: Vec<Segment>,
     move_phase: Vec<Segment>,
     /// Per base: the slot its value is loaded into (0 for a constant base, never written).
     base_slot: Vec<u32>,
     /// Per base: the operand computing its next value.
     next: Vec<u32>,
-    /// Per move id: the input's slot (0 when the input is read by nothing).
+    /// Per move id: the input's slot (the sink, a last slot nothing reads, when the input is
+    /// read by nothing).
     input_slot: Vec<u32>,
     /// Per role: (move id, legal operand) of every move that is ever legal, by id.
     role_legal: Vec<Vec<(u32, u32)>>,
@@ -81,13 +84,17 @@ pub struct BatchMachine {
     init: PnState,
     /// Lanes holding a playout in progress.
     active: u64,
-    depth: [u32; LANES],
-    /// Scratch: per lane, legal move counts; per lane and role, the chosen move.
+    /// Per lane: the step at which its playout started (its depth is `step - start`).
+    start: [u64; LANES],
+    /// Random steps taken, and a step no active lane started before.
+    step: u64,
+    oldest: u64,
+    /// Scratch: per lane, legal move counts.
     count: [u32; LANES],
-    /// Per lane, the legal moves of the role being chosen for (`cap` each).
+    /// Per lane, the input slots of the legal moves of the role being chosen for (`cap`
+    /// each).
     lists: Vec<u32>,
     cap: usize,
-    chosen: Vec<u32>,
     /// Per lane: how its last playout ended, and its goals (lane × role).
     ends: [LaneEnd; LANES],
     goal_vals: Vec<Goal>,
@@ -132,6 +139,7 @@ impl BatchMachine {
             }
         }
         let first_gate = next_slot as usize;
+        let first_input = first_gate - net.nodes.iter().filter(|nd| matches!(nd.kind, Kind::Input(_))).count();
         let is_gate = |v: usize| matches!(net.nodes[v].kind, Kind::And | Kind::Or);
         let mut order: Vec<usize> = Vec::new();
         let mut phases: [Vec<Segment>; 2] = [Vec::new(), Vec::new()];
@@ -178,16 +186,18 @@ impl BatchMachine {
                 role_legal[role].push((id as u32, slot(r)));
             }
         }
-        let input_slot = net.input_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect();
+        let sink = (first_gate + order.len()) as u32;
+        let input_slot = net.input_ref.iter().map(|&r| if r.is_const() { sink } else { slot_of[r.node()] }).collect();
         let roles = net.roles.len();
         let cap = role_legal.iter().map(Vec::len).max().unwrap_or(0);
         BatchMachine {
             roles,
-            vals: vec![0; first_gate + order.len()],
+            vals: vec![0; first_gate + order.len() + 1],
             ops,
             gate_end,
             gate_start,
             first_gate,
+            first_input,
             state_phase,
             move_phase,
             base_slot: net.base_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect(),
@@ -205,11 +215,12 @@ impl BatchMachine {
                 PnState { bits }
             },
             active: 0,
-            depth: [0; LANES],
+            start: [0; LANES],
+            step: 0,
+            oldest: 0,
             count: [0; LANES],
             lists: vec![0; LANES * cap],
             cap,
-            chosen: vec![0; LANES * roles],
             ends: [LaneEnd { depth: 0, terminal: false }; LANES],
             goal_vals: vec![None; LANES * roles],
             lane_steps: 0,
@@ -285,7 +296,8 @@ impl BatchMachine {
             self.put_state(lane, s);
         }
         self.active = if starts.len() == LANES { !0 } else { (1u64 << starts.len()) - 1 };
-        self.depth = [0; LANES];
+        self.start = [self.step; LANES];
+        self.oldest = self.step;
         self.eval_state();
     }
 
@@ -359,78 +371,73 @@ impl BatchMachine {
     /// callers that choose moves themselves.
     pub fn step_with(&mut self, lanes: u64, joint: &[u32]) {
         assert_eq!(joint.len(), LANES * self.roles);
-        self.chosen.copy_from_slice(joint);
-        self.advance(lanes);
-        self.eval_state();
-    }
-
-    /// Sets the chosen moves' inputs in `lanes`, evaluates the move phase and writes the
-    /// next state of those lanes (the others keep theirs).
-    fn advance(&mut self, lanes: u64) {
-        let roles = self.roles;
         let mut w = lanes;
         while w != 0 {
             let lane = w.trailing_zeros() as usize;
             w &= w - 1;
-            for r in 0..roles {
-                let s = self.input_slot[self.chosen[lane * roles + r] as usize] as usize;
-                if s != 0 {
-                    self.vals[s] |= 1 << lane;
-                }
+            for &m in &joint[lane * self.roles..(lane + 1) * self.roles] {
+                self.vals[self.input_slot[m as usize] as usize] |= 1 << lane;
             }
         }
+        self.advance(lanes);
+        self.eval_state();
+    }
+
+    /// With the chosen moves' input words set for `lanes`, evaluates the move phase, writes
+    /// the next state of those lanes (the others keep theirs) and clears the inputs.
+    fn advance(&mut self, lanes: u64) {
         self.sweep(true);
         for b in 0..self.state.len() {
             let nw = self.word(self.next[b]);
             self.state[b] = (self.state[b] & !lanes) | (nw & lanes);
         }
-        // Clear the inputs set above.
-        let mut w = lanes;
-        while w != 0 {
-            let lane = w.trailing_zeros() as usize;
-            w &= w - 1;
-            for r in 0..roles {
-                let s = self.input_slot[self.chosen[lane * roles + r] as usize] as usize;
-                self.vals[s] = 0;
-            }
-        }
+        self.vals[self.first_input..self.first_gate].fill(0);
+        let sink = self.vals.len() - 1;
+        self.vals[sink] = 0;
         self.lane_steps += lanes.count_ones() as u64;
     }
 
-    /// Chooses one uniformly random legal move per role in each lane of `live`; returns the
-    /// lanes where every role has a legal move. One pass over the role's legal words lists
-    /// each lane's legal moves; a lane with one legal move (a waiting role) draws no number.
+    /// Chooses one uniformly random legal move per role in each lane of `live` and sets its
+    /// input's word; returns the lanes where every role has a legal move. Word operations
+    /// find the lanes with one legal move (a waiting role), whose inputs are set a word at a
+    /// time; one pass lists the legal moves of each other lane, which draws one number.
     fn choose_moves<R: RngCore>(&mut self, live: u64, rng: &mut R) -> u64 {
         let mut ok = live;
         let cap = self.cap;
         for role in 0..self.roles {
-            for &(id, op) in &self.role_legal[role] {
-                let mut w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
-                w &= ok;
+            let legal = &self.role_legal[role];
+            let (mut one, mut many) = (0u64, 0u64);
+            for &(_, op) in legal {
+                let w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                many |= one & w;
+                one |= w;
+            }
+            let single = one & !many & ok;
+            let multi = many & ok;
+            ok = single | multi;
+            for &(id, op) in legal {
+                let w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                let slot = self.input_slot[id as usize] as usize;
+                self.vals[slot] |= w & single;
+                let mut w = w & multi;
                 while w != 0 {
                     let lane = w.trailing_zeros() as usize;
                     w &= w - 1;
                     let c = self.count[lane] as usize;
                     // `c` counts the role's moves seen legal in the lane so far: below `cap`.
-                    self.lists[lane * cap + c] = id;
+                    self.lists[lane * cap + c] = slot as u32;
                     self.count[lane] = c as u32 + 1;
                 }
             }
-            let mut w = ok;
+            let mut w = multi;
             while w != 0 {
                 let lane = w.trailing_zeros() as usize;
                 w &= w - 1;
                 let c = std::mem::take(&mut self.count[lane]);
-                let pick = match c {
-                    0 => {
-                        ok &= !(1 << lane);
-                        continue;
-                    }
-                    1 => 0,
-                    // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
-                    _ => ((rng.next_u64() as u128 * c as u128) >> 64) as usize,
-                };
-                self.chosen[lane * self.roles + role] = self.lists[lane * cap + pick];
+                // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
+                let pick = ((rng.next_u64() as u128 * c as u128) >> 64) as usize;
+                let slot = self.lists[lane * cap + pick] as usize;
+                self.vals[slot] |= 1 << lane;
             }
         }
         ok
@@ -442,7 +449,8 @@ impl BatchMachine {
         while w != 0 {
             let lane = w.trailing_zeros() as usize;
             w &= w - 1;
-            self.ends[lane] = LaneEnd { depth: self.depth[lane], terminal: terminal >> lane & 1 == 1 };
+            let depth = (self.step - self.start[lane]) as u32;
+            self.ends[lane] = LaneEnd { depth, terminal: terminal >> lane & 1 == 1 };
         }
         for role in 0..self.roles {
             let (mut one, mut many) = (0u64, 0u64);
@@ -473,12 +481,18 @@ impl BatchMachine {
     fn random_step<R: RngCore>(&mut self, max_depth: u32, rng: &mut R) -> u64 {
         let terminal = self.word(self.terminal) & self.active;
         let mut deep = 0u64;
-        let mut w = self.active & !terminal;
-        while w != 0 {
-            let lane = w.trailing_zeros() as usize;
-            w &= w - 1;
-            if self.depth[lane] >= max_depth {
-                deep |= 1 << lane;
+        if self.step - self.oldest >= max_depth as u64 {
+            // Some lane may be at the limit: find them, and the oldest lane still going.
+            let mut w = self.active;
+            self.oldest = self.step;
+            while w != 0 {
+                let lane = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if self.step - self.start[lane] >= max_depth as u64 {
+                    deep |= 1 << lane;
+                } else {
+                    self.oldest = self.oldest.min(self.start[lane]);
+                }
             }
         }
         let live = self.active & !terminal & !deep;
@@ -489,13 +503,10 @@ impl BatchMachine {
         }
         if moving != 0 {
             self.advance(moving);
-            let mut w = moving;
-            while w != 0 {
-                let lane = w.trailing_zeros() as usize;
-                w &= w - 1;
-                self.depth[lane] += 1;
-            }
+        } else {
+            self.vals[self.first_input..self.first_gate].fill(0);
         }
+        self.step += 1;
         ended
     }
 
@@ -531,7 +542,8 @@ impl BatchMachine {
         let lanes = if first == LANES { !0 } else { (1u64 << first) - 1 };
         self.put_state_lanes(lanes, start);
         self.active = lanes;
-        self.depth = [0; LANES];
+        self.start = [self.step; LANES];
+        self.oldest = self.step;
         let mut started = first as u64;
         self.eval_state();
         while self.active != 0 {
@@ -545,7 +557,7 @@ impl BatchMachine {
                 if started < n {
                     started += 1;
                     refill |= 1 << lane;
-                    self.depth[lane] = 0;
+                    self.start[lane] = self.step;
                 }
             }
             if refill != 0 {
