@@ -105,9 +105,12 @@ enum Cmd {
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
         /// Run the propnet's batch machine: 64 playouts at once, one per bit of a word
-        /// (states/s counts lane-steps; the last column divides by 64).
+        /// (states/s counts lane-steps; the last column divides by the lanes).
         #[arg(long)]
         batch: bool,
+        /// With --batch: words per node (lanes = 64 × words): 1, 2, 4 or 8.
+        #[arg(long, default_value_t = propnet::batch::BATCH_WORDS)]
+        words: usize,
     },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
@@ -245,7 +248,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
@@ -253,19 +256,19 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let time = Duration::from_secs_f64(seconds);
             println!("| game | engine | runs | median playouts/s | median states/s | per lane |");
             println!("|---|---|---|---|---|---|");
-            let lanes = if batch { propnet::batch::LANES } else { 1 };
+            let lanes = if batch { 64 * words } else { 1 };
             let (name, r) = match engine {
                 _ if batch => match propnet::build_net(&g, &Budget::default()) {
-                    Ok(b) => {
-                        let mut m = propnet::BatchMachine::new(&b.net);
-                        let initial = m.initial_state();
-                        let (sg, mg) = m.gate_counts();
-                        eprintln!(
-                            "batch machine: {sg} state-phase and {mg} move-phase gates, {} cycles",
-                            m.cycle_count()
-                        );
-                        ("batch", bench_batch(&mut m, &initial, time, runs, seed, max_depth))
-                    }
+                    Ok(b) => match words {
+                        1 => ("batch", batch_bench::<1>(&b.net, time, runs, seed, max_depth)),
+                        2 => ("batch", batch_bench::<2>(&b.net, time, runs, seed, max_depth)),
+                        4 => ("batch", batch_bench::<4>(&b.net, time, runs, seed, max_depth)),
+                        8 => ("batch", batch_bench::<8>(&b.net, time, runs, seed, max_depth)),
+                        _ => {
+                            eprintln!("--words: 1, 2, 4 or 8");
+                            return Ok(ExitCode::from(2));
+                        }
+                    },
                     Err(e) => {
                         eprintln!("{}: {e}", game.display());
                         return Ok(ExitCode::from(2));
@@ -286,8 +289,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     }
                 },
             };
+            let label = if batch { format!("{name} x{lanes}") } else { name.to_string() };
             println!(
-                "| {} | {name} | {} | {:.0} | {:.0} | {:.0} |",
+                "| {} | {label} | {} | {:.0} | {:.0} | {:.0} |",
                 g.name,
                 r.runs.len(),
                 r.median_playouts_per_s(),
@@ -576,4 +580,23 @@ fn print_conformance(results: &[TraceResult]) {
         };
         println!("- {}: {} {}", r.game, r.outcome.label(), why);
     }
+}
+
+/// `bench --batch`: the batch machine with `W` words per node.
+fn batch_bench<const W: usize>(
+    net: &propnet::Net,
+    time: Duration,
+    runs: usize,
+    seed: u64,
+    max_depth: usize,
+) -> factotum::bench::BenchResult {
+    let mut m = propnet::batch::Batch::<W>::new(net);
+    let (sg, mg) = m.gate_counts();
+    eprintln!(
+        "batch machine: {} lanes, {sg} state-phase and {mg} move-phase gates, {} cycles",
+        propnet::batch::Batch::<W>::LANES,
+        m.cycle_count()
+    );
+    let initial = m.initial_state();
+    bench_batch(&mut m, &initial, time, runs, seed, max_depth)
 }

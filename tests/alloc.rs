@@ -78,7 +78,7 @@ fn batched_playouts_allocate_nothing() {
         let mut m = propnet::BatchMachine::new(&built.net);
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
         let initial = m.initial_state();
-        let starts = vec![initial.clone(); propnet::batch::LANES];
+        let starts = vec![initial.clone(); propnet::BatchMachine::LANES];
         // Warm-up.
         m.playouts(&initial, 200, 1000, &mut rng, |_, _| {});
         m.run(&starts, 1000, &mut rng);

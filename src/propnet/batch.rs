@@ -24,8 +24,14 @@ use crate::graph::sccs;
 use crate::machine::Goal;
 use rand::RngCore;
 
-/// Lanes per batch: one per bit of a word.
-pub const LANES: usize = 64;
+/// Lanes per word: one per bit.
+pub const WORD_LANES: usize = 64;
+
+/// Words per node in [`BatchMachine`]: its lanes are `64 × BATCH_WORDS`.
+pub const BATCH_WORDS: usize = 4;
+
+/// The batch machine with the width that measured best.
+pub type BatchMachine = Batch<BATCH_WORDS>;
 
 /// Set in a gate's end offset: the gate's result is negated (an AND).
 const NEG_OUT: u32 = 1 << 31;
@@ -49,12 +55,13 @@ pub struct LaneEnd {
     pub terminal: bool,
 }
 
-/// The batched machine. Build one per thread from the optimized [`Net`].
+/// The batched machine over `64 × W` lanes (`W` words per node, lane `l` in bit `l % 64` of
+/// word `l / 64`). Build one per thread from the optimized [`Net`].
 #[derive(Clone, Debug)]
-pub struct BatchMachine {
+pub struct Batch<const W: usize> {
     roles: usize,
     /// Node values, one word per slot: slot 0 is FALSE, then bases, inputs, gates.
-    vals: Vec<u64>,
+    vals: Vec<[u64; W]>,
     /// Operands of every gate, `slot << 1 | negated` (already flipped for ANDs).
     ops: Vec<u32>,
     /// Per gate: the end of its operands in `ops`, `| NEG_OUT` for an AND.
@@ -79,24 +86,24 @@ pub struct BatchMachine {
     goals: Vec<Vec<(u32, Option<u32>)>>,
     terminal: u32,
     /// Per base: its word of lane values.
-    state: Vec<u64>,
+    state: Vec<[u64; W]>,
     /// The initial state.
     init: PnState,
     /// Lanes holding a playout in progress.
-    active: u64,
+    active: [u64; W],
     /// Per lane: the step at which its playout started (its depth is `step - start`).
-    start: [u64; LANES],
+    start: Vec<u64>,
     /// Random steps taken, and a step no active lane started before.
     step: u64,
     oldest: u64,
     /// Scratch: per lane, legal move counts.
-    count: [u32; LANES],
+    count: Vec<u32>,
     /// Per lane, the input slots of the legal moves of the role being chosen for (`cap`
     /// each).
     lists: Vec<u32>,
     cap: usize,
     /// Per lane: how its last playout ended, and its goals (lane × role).
-    ends: [LaneEnd; LANES],
+    ends: Vec<LaneEnd>,
     goal_vals: Vec<Goal>,
     /// Lane-steps (one joint move applied in one lane) since construction.
     lane_steps: u64,
@@ -107,8 +114,12 @@ fn operand(r: Ref, slot_of: &[u32]) -> u32 {
     slot_of[r.node()] << 1 | r.neg() as u32
 }
 
-impl BatchMachine {
-    pub fn new(net: &Net) -> BatchMachine {
+impl<const W: usize> Batch<W> {
+    /// Lanes: playouts run at once.
+    pub const LANES: usize = WORD_LANES * W;
+
+    pub fn new(net: &Net) -> Batch<W> {
+        let lanes = Self::LANES;
         let n = net.nodes.len();
         let succ: Vec<Vec<usize>> = net.nodes.iter().map(|nd| nd.inputs.iter().map(|r| r.node()).collect()).collect();
         let comps = sccs(n, &succ);
@@ -190,9 +201,9 @@ impl BatchMachine {
         let input_slot = net.input_ref.iter().map(|&r| if r.is_const() { sink } else { slot_of[r.node()] }).collect();
         let roles = net.roles.len();
         let cap = role_legal.iter().map(Vec::len).max().unwrap_or(0);
-        BatchMachine {
+        Batch {
             roles,
-            vals: vec![0; first_gate + order.len() + 1],
+            vals: vec![[0; W]; first_gate + order.len() + 1],
             ops,
             gate_end,
             gate_start,
@@ -206,7 +217,7 @@ impl BatchMachine {
             role_legal,
             goals: net.goals.iter().map(|g| g.iter().map(|&(r, v)| (slot(r), v)).collect()).collect(),
             terminal: slot(net.terminal),
-            state: vec![0; net.bases.len()],
+            state: vec![[0; W]; net.bases.len()],
             init: {
                 let mut bits = vec![0u64; net.bases.len().div_ceil(64).max(1)];
                 for (b, _) in net.init.iter().enumerate().filter(|(_, &v)| v) {
@@ -214,15 +225,15 @@ impl BatchMachine {
                 }
                 PnState { bits }
             },
-            active: 0,
-            start: [0; LANES],
+            active: [0; W],
+            start: vec![0; lanes],
             step: 0,
             oldest: 0,
-            count: [0; LANES],
-            lists: vec![0; LANES * cap],
+            count: vec![0; lanes],
+            lists: vec![0; lanes * cap],
             cap,
-            ends: [LaneEnd { depth: 0, terminal: false }; LANES],
-            goal_vals: vec![None; LANES * roles],
+            ends: vec![LaneEnd { depth: 0, terminal: false }; lanes],
+            goal_vals: vec![None; lanes * roles],
             lane_steps: 0,
         }
     }
@@ -252,10 +263,15 @@ impl BatchMachine {
         self.lane_steps
     }
 
-    /// An operand's word.
+    /// An operand's word `g`.
     #[inline]
-    fn word(&self, op: u32) -> u64 {
-        self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64)
+    fn word(&self, op: u32, g: usize) -> u64 {
+        self.vals[(op >> 1) as usize][g] ^ 0u64.wrapping_sub((op & 1) as u64)
+    }
+
+    #[inline]
+    fn lane_bit(&self, op: u32, lane: usize) -> bool {
+        self.word(op, lane / WORD_LANES) >> (lane % WORD_LANES) & 1 == 1
     }
 
     /// Evaluates a phase's gates.
@@ -269,54 +285,55 @@ impl BatchMachine {
             }
             // A cycle: from all zeros, sweep until nothing changes (monotone: least fixpoint).
             let (lo, hi) = (self.first_gate + s.lo as usize, self.first_gate + s.hi as usize);
-            self.vals[lo..hi].fill(0);
-            loop {
-                let changed = eval_gates_changed(
-                    &mut self.vals,
-                    &self.ops,
-                    &self.gate_start,
-                    &self.gate_end,
-                    self.first_gate,
-                    s.lo,
-                    s.hi,
-                );
-                if !changed {
-                    break;
-                }
-            }
+            self.vals[lo..hi].fill([0; W]);
+            while eval_gates_changed(
+                &mut self.vals,
+                &self.ops,
+                &self.gate_start,
+                &self.gate_end,
+                self.first_gate,
+                s.lo,
+                s.hi,
+            ) {}
         }
     }
 
     /// Loads start states into lanes `0..starts.len()` (the others become inactive) and
     /// evaluates the state phase.
     pub fn load(&mut self, starts: &[PnState]) {
-        assert!(starts.len() <= LANES);
-        self.state.fill(0);
+        assert!(starts.len() <= Self::LANES);
+        self.state.fill([0; W]);
         for (lane, s) in starts.iter().enumerate() {
             self.put_state(lane, s);
         }
-        self.active = if starts.len() == LANES { !0 } else { (1u64 << starts.len()) - 1 };
-        self.start = [self.step; LANES];
+        self.active = [0; W];
+        for lane in 0..starts.len() {
+            self.active[lane / WORD_LANES] |= 1 << (lane % WORD_LANES);
+        }
+        self.start.fill(self.step);
         self.oldest = self.step;
         self.eval_state();
     }
 
     /// Writes one lane's state (evaluated by the next [`eval_state`](Self::eval_state)).
     fn put_state(&mut self, lane: usize, s: &PnState) {
-        let bit = 1u64 << lane;
+        let (g, bit) = (lane / WORD_LANES, 1u64 << (lane % WORD_LANES));
         for (b, w) in self.state.iter_mut().enumerate() {
             if s.get(b) {
-                *w |= bit;
+                w[g] |= bit;
             } else {
-                *w &= !bit;
+                w[g] &= !bit;
             }
         }
     }
 
-    /// Writes a start state into every lane of `lanes`.
-    fn put_state_lanes(&mut self, lanes: u64, s: &PnState) {
+    /// Writes a start state into every lane of `lanes` (a mask per word).
+    fn put_state_lanes(&mut self, lanes: &[u64; W], s: &PnState) {
         for (b, w) in self.state.iter_mut().enumerate() {
-            *w = if s.get(b) { *w | lanes } else { *w & !lanes };
+            let on = s.get(b);
+            for g in 0..W {
+                w[g] = if on { w[g] | lanes[g] } else { w[g] & !lanes[g] };
+            }
         }
     }
 
@@ -333,30 +350,31 @@ impl BatchMachine {
     /// Lane `lane`'s current state.
     pub fn state(&self, lane: usize, out: &mut PnState) {
         let words = self.state.len().div_ceil(64).max(1);
+        let (g, l) = (lane / WORD_LANES, lane % WORD_LANES);
         out.bits.clear();
         out.bits.resize(words, 0);
-        for (b, &w) in self.state.iter().enumerate() {
-            if w >> lane & 1 == 1 {
+        for (b, w) in self.state.iter().enumerate() {
+            if w[g] >> l & 1 == 1 {
                 out.bits[b / 64] |= 1 << (b % 64);
             }
         }
     }
 
     pub fn is_terminal(&self, lane: usize) -> bool {
-        self.word(self.terminal) >> lane & 1 == 1
+        self.lane_bit(self.terminal, lane)
     }
 
     /// The legal move ids of `role` in lane `lane`, ascending.
     pub fn legal_moves(&self, lane: usize, role: usize, out: &mut Vec<u32>) {
         out.clear();
-        out.extend(self.role_legal[role].iter().filter(|&&(_, op)| self.word(op) >> lane & 1 == 1).map(|&(id, _)| id));
+        out.extend(self.role_legal[role].iter().filter(|&&(_, op)| self.lane_bit(op, lane)).map(|&(id, _)| id));
     }
 
     /// The goal of `role` in lane `lane`: `None` if no goal value or several hold.
     pub fn goal(&self, lane: usize, role: usize) -> Goal {
         let mut found: Option<Goal> = None;
         for &(op, v) in &self.goals[role] {
-            if self.word(op) >> lane & 1 == 1 {
+            if self.lane_bit(op, lane) {
                 if found.is_some() {
                     return None;
                 }
@@ -366,49 +384,58 @@ impl BatchMachine {
         found.flatten()
     }
 
-    /// Plays the given joint moves (`joint[lane * roles + role]`) in the lanes of `lanes`,
-    /// then evaluates the state phase of the new states. Deterministic; for tests and
-    /// callers that choose moves themselves.
-    pub fn step_with(&mut self, lanes: u64, joint: &[u32]) {
-        assert_eq!(joint.len(), LANES * self.roles);
-        let mut w = lanes;
-        while w != 0 {
-            let lane = w.trailing_zeros() as usize;
-            w &= w - 1;
+    /// Plays the given joint moves (`joint[lane * roles + role]`) in the lanes marked in
+    /// `lanes`, then evaluates the state phase of the new states. Deterministic; for tests
+    /// and callers that choose moves themselves.
+    pub fn step_with(&mut self, lanes: &[bool], joint: &[u32]) {
+        assert_eq!(joint.len(), Self::LANES * self.roles);
+        let mut moving = [0u64; W];
+        for (lane, _) in lanes.iter().enumerate().filter(|(_, &on)| on) {
+            let (g, bit) = (lane / WORD_LANES, 1u64 << (lane % WORD_LANES));
+            moving[g] |= bit;
             for &m in &joint[lane * self.roles..(lane + 1) * self.roles] {
-                self.vals[self.input_slot[m as usize] as usize] |= 1 << lane;
+                self.vals[self.input_slot[m as usize] as usize][g] |= bit;
             }
         }
-        self.advance(lanes);
+        self.advance(&moving);
         self.eval_state();
     }
 
     /// With the chosen moves' input words set for `lanes`, evaluates the move phase, writes
     /// the next state of those lanes (the others keep theirs) and clears the inputs.
-    fn advance(&mut self, lanes: u64) {
+    fn advance(&mut self, lanes: &[u64; W]) {
         self.sweep(true);
         for b in 0..self.state.len() {
-            let nw = self.word(self.next[b]);
-            self.state[b] = (self.state[b] & !lanes) | (nw & lanes);
+            let op = self.next[b];
+            let (nw, m) = (self.vals[(op >> 1) as usize], 0u64.wrapping_sub((op & 1) as u64));
+            let st = &mut self.state[b];
+            for g in 0..W {
+                st[g] = (st[g] & !lanes[g]) | ((nw[g] ^ m) & lanes[g]);
+            }
         }
-        self.vals[self.first_input..self.first_gate].fill(0);
-        let sink = self.vals.len() - 1;
-        self.vals[sink] = 0;
-        self.lane_steps += lanes.count_ones() as u64;
+        self.clear_inputs();
+        self.lane_steps += lanes.iter().map(|w| w.count_ones() as u64).sum::<u64>();
     }
 
-    /// Chooses one uniformly random legal move per role in each lane of `live` and sets its
-    /// input's word; returns the lanes where every role has a legal move. Word operations
-    /// find the lanes with one legal move (a waiting role), whose inputs are set a word at a
-    /// time; one pass lists the legal moves of each other lane, which draws one number.
-    fn choose_moves<R: RngCore>(&mut self, live: u64, rng: &mut R) -> u64 {
+    fn clear_inputs(&mut self) {
+        self.vals[self.first_input..self.first_gate].fill([0; W]);
+        let sink = self.vals.len() - 1;
+        self.vals[sink] = [0; W];
+    }
+
+    /// Chooses one uniformly random legal move per role in each lane of `live` (of word
+    /// `g`) and sets its input's bit; returns the lanes where every role has a legal move.
+    /// Word operations find the lanes with one legal move (a waiting role), whose inputs are
+    /// set a word at a time; one pass lists the legal moves of each other lane, which draws
+    /// one number.
+    fn choose_moves<R: RngCore>(&mut self, g: usize, live: u64, rng: &mut R) -> u64 {
         let mut ok = live;
         let cap = self.cap;
         for role in 0..self.roles {
             let legal = &self.role_legal[role];
             let (mut one, mut many) = (0u64, 0u64);
             for &(_, op) in legal {
-                let w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                let w = self.vals[(op >> 1) as usize][g] ^ 0u64.wrapping_sub((op & 1) as u64);
                 many |= one & w;
                 one |= w;
             }
@@ -416,9 +443,9 @@ impl BatchMachine {
             let multi = many & ok;
             ok = single | multi;
             for &(id, op) in legal {
-                let w = self.vals[(op >> 1) as usize] ^ 0u64.wrapping_sub((op & 1) as u64);
+                let w = self.vals[(op >> 1) as usize][g] ^ 0u64.wrapping_sub((op & 1) as u64);
                 let slot = self.input_slot[id as usize] as usize;
-                self.vals[slot] |= w & single;
+                self.vals[slot][g] |= w & single;
                 let mut w = w & multi;
                 while w != 0 {
                     let lane = w.trailing_zeros() as usize;
@@ -437,84 +464,101 @@ impl BatchMachine {
                 // Lemire's multiply-shift: uniform up to a bias of c / 2^64.
                 let pick = ((rng.next_u64() as u128 * c as u128) >> 64) as usize;
                 let slot = self.lists[lane * cap + pick] as usize;
-                self.vals[slot] |= 1 << lane;
+                self.vals[slot][g] |= 1 << lane;
             }
         }
         ok
     }
 
-    /// Records the ends and goals of the lanes in `lanes` (their states are evaluated).
-    fn finish(&mut self, lanes: u64, terminal: u64) {
+    /// Records the ends and goals of the lanes in `lanes` of word `g` (their states are
+    /// evaluated).
+    fn finish(&mut self, g: usize, lanes: u64, terminal: u64) {
+        let base = g * WORD_LANES;
         let mut w = lanes;
         while w != 0 {
             let lane = w.trailing_zeros() as usize;
             w &= w - 1;
-            let depth = (self.step - self.start[lane]) as u32;
-            self.ends[lane] = LaneEnd { depth, terminal: terminal >> lane & 1 == 1 };
+            let depth = (self.step - self.start[base + lane]) as u32;
+            self.ends[base + lane] = LaneEnd { depth, terminal: terminal >> lane & 1 == 1 };
         }
         for role in 0..self.roles {
             let (mut one, mut many) = (0u64, 0u64);
             for &(op, v) in &self.goals[role] {
-                let g = self.word(op) & lanes;
-                many |= one & g;
-                one |= g;
-                let mut w = g;
+                let hit = self.word(op, g) & lanes;
+                many |= one & hit;
+                one |= hit;
+                let mut w = hit;
                 while w != 0 {
                     let lane = w.trailing_zeros() as usize;
                     w &= w - 1;
-                    self.goal_vals[lane * self.roles + role] = v;
+                    self.goal_vals[(base + lane) * self.roles + role] = v;
                 }
             }
             let mut w = lanes & (many | !one);
             while w != 0 {
                 let lane = w.trailing_zeros() as usize;
                 w &= w - 1;
-                self.goal_vals[lane * self.roles + role] = None;
+                self.goal_vals[(base + lane) * self.roles + role] = None;
             }
         }
-        self.active &= !lanes;
+        self.active[g] &= !lanes;
     }
 
     /// One random step of every active lane: lanes in terminal states, at `max_depth`, or
     /// where a role has no legal move end (as [`random_playout`](crate::machine::random_playout)
     /// ends); the others play a uniformly random joint move. Returns the lanes that ended.
-    fn random_step<R: RngCore>(&mut self, max_depth: u32, rng: &mut R) -> u64 {
-        let terminal = self.word(self.terminal) & self.active;
-        let mut deep = 0u64;
-        if self.step - self.oldest >= max_depth as u64 {
-            // Some lane may be at the limit: find them, and the oldest lane still going.
-            let mut w = self.active;
+    fn random_step<R: RngCore>(&mut self, max_depth: u32, rng: &mut R) -> [u64; W] {
+        let check_depth = self.step - self.oldest >= max_depth as u64;
+        if check_depth {
             self.oldest = self.step;
-            while w != 0 {
-                let lane = w.trailing_zeros() as usize;
-                w &= w - 1;
-                if self.step - self.start[lane] >= max_depth as u64 {
-                    deep |= 1 << lane;
-                } else {
-                    self.oldest = self.oldest.min(self.start[lane]);
+        }
+        let (mut moving, mut ended) = ([0u64; W], [0u64; W]);
+        for g in 0..W {
+            let active = self.active[g];
+            if active == 0 {
+                continue;
+            }
+            let terminal = self.word(self.terminal, g) & active;
+            let mut deep = 0u64;
+            if check_depth {
+                // Some lane may be at the limit: find them, and the oldest lane still going.
+                let mut w = active;
+                while w != 0 {
+                    let lane = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    let start = self.start[g * WORD_LANES + lane];
+                    if self.step - start >= max_depth as u64 {
+                        deep |= 1 << lane;
+                    } else {
+                        self.oldest = self.oldest.min(start);
+                    }
                 }
             }
+            moving[g] = self.choose_moves(g, active & !terminal & !deep, rng);
+            ended[g] = active & !moving[g];
+            if ended[g] != 0 {
+                self.finish(g, ended[g], terminal);
+            }
         }
-        let live = self.active & !terminal & !deep;
-        let moving = self.choose_moves(live, rng);
-        let ended = self.active & !moving;
-        if ended != 0 {
-            self.finish(ended, terminal);
-        }
-        if moving != 0 {
-            self.advance(moving);
+        if moving.iter().any(|&w| w != 0) {
+            self.advance(&moving);
         } else {
-            self.vals[self.first_input..self.first_gate].fill(0);
+            self.clear_inputs();
         }
         self.step += 1;
         ended
     }
 
-    /// Random playouts from `starts` (one lane each, at most [`LANES`]) until every lane has
-    /// ended. Returns how each lane ended; [`goals`](Self::goals) gives the final goals.
+    fn any_active(&self) -> bool {
+        self.active.iter().any(|&w| w != 0)
+    }
+
+    /// Random playouts from `starts` (one lane each, at most [`Self::LANES`]) until every
+    /// lane has ended. Returns how each lane ended; [`goals`](Self::goals) gives the final
+    /// goals.
     pub fn run<R: RngCore>(&mut self, starts: &[PnState], max_depth: u32, rng: &mut R) -> &[LaneEnd] {
         self.load(starts);
-        while self.active != 0 {
+        while self.any_active() {
             self.random_step(max_depth, rng);
             self.eval_state();
         }
@@ -526,7 +570,7 @@ impl BatchMachine {
         &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]
     }
 
-    /// `n` random playouts from `start`, 64 at a time: a lane that ends starts the next
+    /// `n` random playouts from `start`, all lanes at once: a lane that ends starts the next
     /// playout at once. `on_end(lane end, goals)` is called for each playout that ends.
     /// Returns the lane-steps played.
     pub fn playouts<R: RngCore>(
@@ -538,31 +582,39 @@ impl BatchMachine {
         mut on_end: impl FnMut(&LaneEnd, &[Goal]),
     ) -> u64 {
         let steps0 = self.lane_steps;
-        let first = n.min(LANES as u64) as usize;
-        let lanes = if first == LANES { !0 } else { (1u64 << first) - 1 };
-        self.put_state_lanes(lanes, start);
+        let mut lanes = [0u64; W];
+        let first = n.min(Self::LANES as u64) as usize;
+        for lane in 0..first {
+            lanes[lane / WORD_LANES] |= 1 << (lane % WORD_LANES);
+        }
+        self.put_state_lanes(&lanes, start);
         self.active = lanes;
-        self.start = [self.step; LANES];
+        self.start.fill(self.step);
         self.oldest = self.step;
         let mut started = first as u64;
         self.eval_state();
-        while self.active != 0 {
+        while self.any_active() {
             let ended = self.random_step(max_depth, rng);
-            let mut refill = 0u64;
-            let mut w = ended;
-            while w != 0 {
-                let lane = w.trailing_zeros() as usize;
-                w &= w - 1;
-                on_end(&self.ends[lane], &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]);
-                if started < n {
-                    started += 1;
-                    refill |= 1 << lane;
-                    self.start[lane] = self.step;
+            let mut refill = [0u64; W];
+            for g in 0..W {
+                let mut w = ended[g];
+                while w != 0 {
+                    let l = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    let lane = g * WORD_LANES + l;
+                    on_end(&self.ends[lane], &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]);
+                    if started < n {
+                        started += 1;
+                        refill[g] |= 1 << l;
+                        self.start[lane] = self.step;
+                    }
                 }
             }
-            if refill != 0 {
-                self.put_state_lanes(refill, start);
-                self.active |= refill;
+            if refill.iter().any(|&w| w != 0) {
+                self.put_state_lanes(&refill, start);
+                for g in 0..W {
+                    self.active[g] |= refill[g];
+                }
             }
             self.eval_state();
         }
@@ -570,31 +622,47 @@ impl BatchMachine {
     }
 }
 
+#[inline(always)]
+fn word<const W: usize>(vals: &[[u64; W]], o: u32) -> [u64; W] {
+    // SAFETY: `Batch::new` checks that every operand names a slot below `vals.len()`.
+    let v = unsafe { vals.get_unchecked((o >> 1) as usize) };
+    let m = 0u64.wrapping_sub((o & 1) as u64);
+    std::array::from_fn(|i| v[i] ^ m)
+}
+
+#[inline(always)]
+fn or<const W: usize>(a: [u64; W], b: [u64; W]) -> [u64; W] {
+    std::array::from_fn(|i| a[i] | b[i])
+}
+
 /// Evaluates gates `lo..hi` in order.
 #[inline]
-fn eval_gates(vals: &mut [u64], ops: &[u32], start: &[u32], end: &[u32], first: usize, lo: u32, hi: u32) {
-    #[inline(always)]
-    fn word(vals: &[u64], o: u32) -> u64 {
-        // SAFETY: `BatchMachine::new` checks that every operand names a slot below
-        // `vals.len()`.
-        unsafe { *vals.get_unchecked((o >> 1) as usize) ^ 0u64.wrapping_sub((o & 1) as u64) }
-    }
+fn eval_gates<const W: usize>(
+    vals: &mut [[u64; W]],
+    ops: &[u32],
+    start: &[u32],
+    end: &[u32],
+    first: usize,
+    lo: u32,
+    hi: u32,
+) {
     for k in lo as usize..hi as usize {
         let e = end[k];
         let (a, b) = (start[k] as usize, (e & !NEG_OUT) as usize);
         let ops = &ops[a..b];
         // Every gate has at least two operands (padded at construction).
-        let mut acc = word(vals, ops[0]) | word(vals, ops[1]);
+        let mut acc = or(word(vals, ops[0]), word(vals, ops[1]));
         for &o in &ops[2..] {
-            acc |= word(vals, o);
+            acc = or(acc, word(vals, o));
         }
-        vals[first + k] = acc ^ 0u64.wrapping_sub((e >> 31) as u64);
+        let m = 0u64.wrapping_sub((e >> 31) as u64);
+        vals[first + k] = std::array::from_fn(|i| acc[i] ^ m);
     }
 }
 
 /// As [`eval_gates`], and whether any gate's word changed.
-fn eval_gates_changed(
-    vals: &mut [u64],
+fn eval_gates_changed<const W: usize>(
+    vals: &mut [[u64; W]],
     ops: &[u32],
     start: &[u32],
     end: &[u32],
@@ -606,11 +674,12 @@ fn eval_gates_changed(
     for k in lo as usize..hi as usize {
         let e = end[k];
         let (a, b) = (start[k] as usize, (e & !NEG_OUT) as usize);
-        let mut acc = 0u64;
+        let mut acc = [0u64; W];
         for &o in &ops[a..b] {
-            acc |= vals[(o >> 1) as usize] ^ 0u64.wrapping_sub((o & 1) as u64);
+            acc = or(acc, word(vals, o));
         }
-        let v = acc ^ 0u64.wrapping_sub((e >> 31) as u64);
+        let m = 0u64.wrapping_sub((e >> 31) as u64);
+        let v = std::array::from_fn(|i| acc[i] ^ m);
         changed |= vals[first + k] != v;
         vals[first + k] = v;
     }
