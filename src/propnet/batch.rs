@@ -1,6 +1,7 @@
-//! The batched propnet evaluator: 64 independent playouts at once, one per bit of a `u64`.
+//! The batched propnet evaluator: 64 × W independent playouts at once, one per bit of a word.
 //!
-//! Every node of the network holds a word whose bit `l` is the node's value in lane `l`. A
+//! Every node of the network holds `W` words; bit `l % 64` of word `l / 64` is its value in
+//! lane `l`. A
 //! step is a full sweep, not change-driven: gates are laid out in dependency order as a flat
 //! list of operand slices, and each gate folds its operands' words with `|` (an AND is
 //! stored as the negated OR of its negated operands, so one loop serves both). The sweep has
