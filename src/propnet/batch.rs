@@ -1,10 +1,10 @@
 //! The batched propnet evaluator: 64 × W independent playouts at once, one per bit of a word.
 //!
 //! Every node of the network holds `W` words; bit `l % 64` of word `l / 64` is its value in
-//! lane `l`. A
-//! step is a full sweep, not change-driven: gates are laid out in dependency order as a flat
-//! list of operand slices, and each gate folds its operands' words with `|` (an AND is
-//! stored as the negated OR of its negated operands, so one loop serves both). The sweep has
+//! lane `l`. A step is a full sweep, not change-driven: gates are laid out in dependency
+//! order as a flat list of operand slices, and each gate folds its operands' words with `|`
+//! (an AND is stored as the negated OR of its negated operands, so one loop serves both).
+//! More words per node share the decoding of each operand among more lanes. The sweep has
 //! two phases: the *state phase* (every gate that does not depend on an input: legality,
 //! terminal, goals, and the state half of the next-state logic) after the bases are loaded,
 //! and the *move phase* (the gates that read inputs) after one move per role per lane has
