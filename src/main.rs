@@ -254,8 +254,14 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             let time = Duration::from_secs_f64(seconds);
-            println!("| game | engine | runs | median playouts/s | median states/s | per lane |");
-            println!("|---|---|---|---|---|---|");
+            // The batch machine adds a column: states/s per lane.
+            if batch {
+                println!("| game | engine | runs | median playouts/s | median states/s | per lane |");
+                println!("|---|---|---|---|---|---|");
+            } else {
+                println!("| game | engine | runs | median playouts/s | median states/s |");
+                println!("|---|---|---|---|---|");
+            }
             let lanes = if batch { 64 * words } else { 1 };
             let (name, r) = match engine {
                 _ if batch => match propnet::build_net(&g, &Budget::default()) {
@@ -289,15 +295,13 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     }
                 },
             };
-            let label = if batch { format!("{name} x{lanes}") } else { name.to_string() };
-            println!(
-                "| {} | {label} | {} | {:.0} | {:.0} | {:.0} |",
-                g.name,
-                r.runs.len(),
-                r.median_playouts_per_s(),
-                r.median_states_per_s(),
-                r.median_states_per_s() / lanes as f64
-            );
+            let (p, st) = (r.median_playouts_per_s(), r.median_states_per_s());
+            if batch {
+                let per_lane = st / lanes as f64;
+                println!("| {} | {name} x{lanes} | {} | {p:.0} | {st:.0} | {per_lane:.0} |", g.name, r.runs.len());
+            } else {
+                println!("| {} | {name} | {} | {p:.0} | {st:.0} |", g.name, r.runs.len());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Serve { port, host, agent, max_matches } => {
