@@ -595,9 +595,9 @@ fn batch_bench<const W: usize>(
     max_depth: usize,
 ) -> factotum::bench::BenchResult {
     let mut m = propnet::batch::Batch::<W>::new(net);
-    let (sg, mg) = m.gate_counts();
+    let (sg, gg, mg) = m.gate_counts();
     eprintln!(
-        "batch machine: {} lanes, {sg} state-phase and {mg} move-phase gates, {} cycles",
+        "batch machine: {} lanes, {sg} state-phase, {gg} goal-only and {mg} move-phase gates, {} cycles",
         propnet::batch::Batch::<W>::LANES,
         m.cycle_count()
     );

@@ -73,6 +73,12 @@ pub struct Batch<const W: usize> {
     /// Input slots are `first_input..first_gate`.
     first_input: usize,
     state_phase: Vec<Segment>,
+    /// Gates read only by goals: evaluated when lanes end, for the lanes parked since.
+    goal_phase: Vec<Segment>,
+    /// Lanes that ended and wait for their goals (their states stay in the base slots).
+    parked: [u64; W],
+    /// Parked lanes that trigger a goal sweep in [`playouts`](Self::playouts).
+    park_max: u32,
     move_phase: Vec<Segment>,
     /// Per base: the slot its value is loaded into (0 for a constant base, never written).
     base_slot: Vec<u32>,
@@ -153,10 +159,31 @@ impl<const W: usize> Batch<W> {
         let first_gate = next_slot as usize;
         let first_input = first_gate - net.nodes.iter().filter(|nd| matches!(nd.kind, Kind::Input(_))).count();
         let is_gate = |v: usize| matches!(net.nodes[v].kind, Kind::And | Kind::Or);
+        // Gates read (through others) by legal, terminal or next; the rest only by goals.
+        let mut needed = vec![false; n];
+        let mut stack: Vec<usize> =
+            net.legal.iter().chain(&net.next).chain([&net.terminal]).map(|r| r.node()).collect();
+        while let Some(v) = stack.pop() {
+            if !std::mem::replace(&mut needed[v], true) {
+                stack.extend(&succ[v]);
+            }
+        }
+        // Phases: 0 state (needed), 1 goals only, 2 move. Dependencies point to earlier
+        // phases only (a gate reading a move-phase gate is one; a gate a needed gate reads
+        // is needed).
+        let phase_of = |v: usize| {
+            if moving[v] {
+                2
+            } else if needed[v] {
+                0
+            } else {
+                1
+            }
+        };
         let mut order: Vec<usize> = Vec::new();
-        let mut phases: [Vec<Segment>; 2] = [Vec::new(), Vec::new()];
-        for phase in [false, true] {
-            for comp in comps.iter().filter(|c| moving[c[0]] == phase && is_gate(c[0])) {
+        let mut phases: [Vec<Segment>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for phase in 0..3 {
+            for comp in comps.iter().filter(|c| phase_of(c[0]) == phase && is_gate(c[0])) {
                 let cycle = comp.len() > 1 || succ[comp[0]].contains(&comp[0]);
                 let lo = order.len() as u32;
                 for &v in comp {
@@ -164,14 +191,14 @@ impl<const W: usize> Batch<W> {
                     order.push(v);
                 }
                 let hi = order.len() as u32;
-                let segs = &mut phases[phase as usize];
+                let segs = &mut phases[phase];
                 match segs.last_mut() {
                     Some(s) if !cycle && !s.cycle && s.hi == lo => s.hi = hi,
                     _ => segs.push(Segment { lo, hi, cycle }),
                 }
             }
         }
-        let [state_phase, move_phase] = phases;
+        let [state_phase, goal_phase, move_phase] = phases;
         let mut ops = Vec::new();
         let mut gate_end = Vec::with_capacity(order.len());
         let mut gate_start = Vec::with_capacity(order.len());
@@ -211,6 +238,9 @@ impl<const W: usize> Batch<W> {
             first_gate,
             first_input,
             state_phase,
+            goal_phase,
+            parked: [0; W],
+            park_max: 1,
             move_phase,
             base_slot: net.base_ref.iter().map(|&r| if r.is_const() { 0 } else { slot_of[r.node()] }).collect(),
             next: net.next.iter().map(|&r| slot(r)).collect(),
@@ -237,6 +267,22 @@ impl<const W: usize> Batch<W> {
             goal_vals: vec![None; lanes * roles],
             lane_steps: 0,
         }
+        .with_park_max()
+    }
+
+    /// Sets how many lanes [`playouts`](Self::playouts) parks before a goal sweep: one
+    /// when goals cost little, a quarter of the lanes when gates read only by goals
+    /// outnumber a quarter of the state phase's (reversi counts discs only for goals).
+    fn with_park_max(mut self) -> Self {
+        let (state, goals) = (count_gates(&self.state_phase), count_gates(&self.goal_phase));
+        self.park_max = if goals * 4 > state { (Self::LANES / 4) as u32 } else { 1 };
+        self
+    }
+
+    /// Parks up to `n` lanes before a goal sweep (tests).
+    #[cfg(test)]
+    fn set_park_max(&mut self, n: u32) {
+        self.park_max = n;
     }
 
     /// The initial state (as the propnet machine's).
@@ -248,15 +294,15 @@ impl<const W: usize> Batch<W> {
         self.roles
     }
 
-    /// Gates swept per step (state phase, move phase).
-    pub fn gate_counts(&self) -> (usize, usize) {
-        let count = |p: &[Segment]| p.iter().map(|s| (s.hi - s.lo) as usize).sum();
-        (count(&self.state_phase), count(&self.move_phase))
+    /// Gates in the state phase, the goal phase (gates read only by goals, swept when lanes
+    /// end) and the move phase.
+    pub fn gate_counts(&self) -> (usize, usize, usize) {
+        (count_gates(&self.state_phase), count_gates(&self.goal_phase), count_gates(&self.move_phase))
     }
 
     /// Cycles swept to a fixpoint per step.
     pub fn cycle_count(&self) -> usize {
-        self.state_phase.iter().chain(&self.move_phase).filter(|s| s.cycle).count()
+        self.state_phase.iter().chain(&self.goal_phase).chain(&self.move_phase).filter(|s| s.cycle).count()
     }
 
     /// Lane-steps (a joint move applied in one lane) since construction.
@@ -275,10 +321,14 @@ impl<const W: usize> Batch<W> {
         self.word(op, lane / WORD_LANES) >> (lane % WORD_LANES) & 1 == 1
     }
 
-    /// Evaluates a phase's gates.
+    /// Evaluates a phase's gates: 0 state, 1 goals, 2 move.
     #[inline]
-    fn sweep(&mut self, move_phase: bool) {
-        let segs = if move_phase { &self.move_phase } else { &self.state_phase };
+    fn sweep(&mut self, phase: usize) {
+        let segs = match phase {
+            0 => &self.state_phase,
+            1 => &self.goal_phase,
+            _ => &self.move_phase,
+        };
         for s in segs {
             if !s.cycle {
                 eval_gates(&mut self.vals, &self.ops, &self.gate_start, &self.gate_end, self.first_gate, s.lo, s.hi);
@@ -313,7 +363,9 @@ impl<const W: usize> Batch<W> {
         }
         self.start.fill(self.step);
         self.oldest = self.step;
+        self.parked = [0; W];
         self.eval_state();
+        self.sweep(1);
     }
 
     /// Writes one lane's state (evaluated by the next [`eval_state`](Self::eval_state)).
@@ -345,7 +397,7 @@ impl<const W: usize> Batch<W> {
                 self.vals[s as usize] = self.state[b];
             }
         }
-        self.sweep(false);
+        self.sweep(0);
     }
 
     /// Lane `lane`'s current state.
@@ -400,12 +452,13 @@ impl<const W: usize> Batch<W> {
         }
         self.advance(&moving);
         self.eval_state();
+        self.sweep(1);
     }
 
     /// With the chosen moves' input words set for `lanes`, evaluates the move phase, writes
     /// the next state of those lanes (the others keep theirs) and clears the inputs.
     fn advance(&mut self, lanes: &[u64; W]) {
-        self.sweep(true);
+        self.sweep(2);
         for b in 0..self.state.len() {
             let op = self.next[b];
             let (nw, m) = (self.vals[(op >> 1) as usize], 0u64.wrapping_sub((op & 1) as u64));
@@ -471,9 +524,10 @@ impl<const W: usize> Batch<W> {
         ok
     }
 
-    /// Records the ends and goals of the lanes in `lanes` of word `g` (their states are
-    /// evaluated).
-    fn finish(&mut self, g: usize, lanes: u64, terminal: u64) {
+    /// Records how the lanes in `lanes` of word `g` ended and parks them: they stay as
+    /// they are (not moving, so their states stay in the base slots) until
+    /// [`settle_goals`](Self::settle_goals).
+    fn park(&mut self, g: usize, lanes: u64, terminal: u64) {
         let base = g * WORD_LANES;
         let mut w = lanes;
         while w != 0 {
@@ -482,32 +536,48 @@ impl<const W: usize> Batch<W> {
             let depth = (self.step - self.start[base + lane]) as u32;
             self.ends[base + lane] = LaneEnd { depth, terminal: terminal >> lane & 1 == 1 };
         }
-        for role in 0..self.roles {
-            let (mut one, mut many) = (0u64, 0u64);
-            for &(op, v) in &self.goals[role] {
-                let hit = self.word(op, g) & lanes;
-                many |= one & hit;
-                one |= hit;
-                let mut w = hit;
+        self.active[g] &= !lanes;
+        self.parked[g] |= lanes;
+    }
+
+    /// Sweeps the goal phase and records the goals of every parked lane (which stay parked
+    /// until the caller takes them). The state phase must be current for their states: it
+    /// is from the last evaluation of the state until the next, whatever moves in between.
+    fn settle_goals(&mut self) {
+        self.sweep(1);
+        for g in 0..W {
+            let lanes = self.parked[g];
+            if lanes == 0 {
+                continue;
+            }
+            let base = g * WORD_LANES;
+            for role in 0..self.roles {
+                let (mut one, mut many) = (0u64, 0u64);
+                for &(op, v) in &self.goals[role] {
+                    let hit = self.word(op, g) & lanes;
+                    many |= one & hit;
+                    one |= hit;
+                    let mut w = hit;
+                    while w != 0 {
+                        let lane = w.trailing_zeros() as usize;
+                        w &= w - 1;
+                        self.goal_vals[(base + lane) * self.roles + role] = v;
+                    }
+                }
+                let mut w = lanes & (many | !one);
                 while w != 0 {
                     let lane = w.trailing_zeros() as usize;
                     w &= w - 1;
-                    self.goal_vals[(base + lane) * self.roles + role] = v;
+                    self.goal_vals[(base + lane) * self.roles + role] = None;
                 }
             }
-            let mut w = lanes & (many | !one);
-            while w != 0 {
-                let lane = w.trailing_zeros() as usize;
-                w &= w - 1;
-                self.goal_vals[(base + lane) * self.roles + role] = None;
-            }
         }
-        self.active[g] &= !lanes;
     }
 
     /// One random step of every active lane: lanes in terminal states, at `max_depth`, or
     /// where a role has no legal move end (as [`random_playout`](crate::machine::random_playout)
-    /// ends); the others play a uniformly random joint move. Returns the lanes that ended.
+    /// ends, and are parked); the others play a uniformly random joint move. Returns the lanes
+    /// that ended.
     fn random_step<R: RngCore>(&mut self, max_depth: u32, rng: &mut R) -> [u64; W] {
         let check_depth = self.step - self.oldest >= max_depth as u64;
         if check_depth {
@@ -538,7 +608,7 @@ impl<const W: usize> Batch<W> {
             moving[g] = self.choose_moves(g, active & !terminal & !deep, rng);
             ended[g] = active & !moving[g];
             if ended[g] != 0 {
-                self.finish(g, ended[g], terminal);
+                self.park(g, ended[g], terminal);
             }
         }
         if moving.iter().any(|&w| w != 0) {
@@ -563,6 +633,9 @@ impl<const W: usize> Batch<W> {
             self.random_step(max_depth, rng);
             self.eval_state();
         }
+        // The parked lanes' states are loaded and evaluated (nothing moved since).
+        self.settle_goals();
+        self.parked = [0; W];
         &self.ends[..starts.len()]
     }
 
@@ -572,8 +645,9 @@ impl<const W: usize> Batch<W> {
     }
 
     /// `n` random playouts from `start`, all lanes at once: a lane that ends starts the next
-    /// playout at once. `on_end(lane end, goals)` is called for each playout that ends.
-    /// Returns the lane-steps played.
+    /// playout (once its goals are known: lanes are parked until enough have ended to pay
+    /// for a sweep of the gates only goals read, see `with_park_max`). `on_end(lane end,
+    /// goals)` is called for each playout that ends. Returns the lane-steps played.
     pub fn playouts<R: RngCore>(
         &mut self,
         start: &PnState,
@@ -590,37 +664,50 @@ impl<const W: usize> Batch<W> {
         }
         self.put_state_lanes(&lanes, start);
         self.active = lanes;
+        self.parked = [0; W];
         self.start.fill(self.step);
         self.oldest = self.step;
         let mut started = first as u64;
+        let mut parked = 0u32;
         self.eval_state();
         while self.any_active() {
             let ended = self.random_step(max_depth, rng);
-            let mut refill = [0u64; W];
-            for g in 0..W {
-                let mut w = ended[g];
-                while w != 0 {
-                    let l = w.trailing_zeros() as usize;
-                    w &= w - 1;
-                    let lane = g * WORD_LANES + l;
-                    on_end(&self.ends[lane], &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]);
-                    if started < n {
-                        started += 1;
-                        refill[g] |= 1 << l;
-                        self.start[lane] = self.step;
+            parked += ended.iter().map(|w| w.count_ones()).sum::<u32>();
+            // The base slots still hold the states evaluated before the step: the parked
+            // lanes' final states.
+            if parked >= self.park_max || (parked > 0 && !self.any_active()) {
+                self.settle_goals();
+                let mut refill = [0u64; W];
+                for g in 0..W {
+                    let mut w = std::mem::take(&mut self.parked[g]);
+                    while w != 0 {
+                        let l = w.trailing_zeros() as usize;
+                        w &= w - 1;
+                        let lane = g * WORD_LANES + l;
+                        on_end(&self.ends[lane], &self.goal_vals[lane * self.roles..(lane + 1) * self.roles]);
+                        if started < n {
+                            started += 1;
+                            refill[g] |= 1 << l;
+                            self.start[lane] = self.step;
+                        }
                     }
                 }
-            }
-            if refill.iter().any(|&w| w != 0) {
-                self.put_state_lanes(&refill, start);
-                for g in 0..W {
-                    self.active[g] |= refill[g];
+                parked = 0;
+                if refill.iter().any(|&w| w != 0) {
+                    self.put_state_lanes(&refill, start);
+                    for g in 0..W {
+                        self.active[g] |= refill[g];
+                    }
                 }
             }
             self.eval_state();
         }
         self.lane_steps - steps0
     }
+}
+
+fn count_gates(segs: &[Segment]) -> usize {
+    segs.iter().map(|s| (s.hi - s.lo) as usize).sum()
 }
 
 #[inline(always)]

@@ -154,8 +154,15 @@ fn random_playouts_end_right<const W: usize>() {
 
 #[test]
 fn refilled_playouts_run_exactly_n_and_reach_terminal_states() {
+    // Goals at once, and with ended lanes parked until 64 have ended.
+    refilled_playouts(1);
+    refilled_playouts(64);
+}
+
+fn refilled_playouts(park_max: u32) {
     let g = &games()[0];
     let (mut batch, mut pm) = machines::<BATCH_WORDS>(g);
+    batch.set_park_max(park_max);
     let start = pm.initial_state();
     let mut rng = Pcg64Mcg::seed_from_u64(5);
     let (mut ended, mut wins, mut steps) = (0u64, [0u64; 2], 0u64);
@@ -163,6 +170,7 @@ fn refilled_playouts_run_exactly_n_and_reach_terminal_states() {
         ended += 1;
         assert!(e.terminal && (5..=9).contains(&e.depth), "{e:?}");
         steps += e.depth as u64;
+        assert!(matches!(goals, [Some(100), Some(0)] | [Some(0), Some(100)] | [Some(50), Some(50)]), "{goals:?}");
         for (r, g) in goals.iter().enumerate() {
             wins[r] += (*g == Some(100)) as u64;
         }
