@@ -80,3 +80,31 @@ pub fn bench_playouts<M: StateMachine>(
     }
     BenchResult { runs: out }
 }
+
+/// As [`bench_playouts`] on the batch machine: playouts from the initial state, all lanes at
+/// once (a lane that ends starts again). A run's `states` are lane-steps, all lanes together.
+pub fn bench_batch<const W: usize>(
+    machine: &mut crate::propnet::batch::Batch<W>,
+    initial: &crate::propnet::PnState,
+    per_run: Duration,
+    runs: usize,
+    seed: u64,
+    max_depth: usize,
+) -> BenchResult {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let max_depth = max_depth.min(u32::MAX as usize) as u32;
+    let lanes = crate::propnet::batch::Batch::<W>::LANES as u64;
+    // Warm-up: one batch.
+    machine.playouts(initial, lanes, max_depth, &mut rng, |_, _| {});
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let (mut playouts, mut states) = (0u64, 0u64);
+        while t0.elapsed() < per_run {
+            // Batches of 16 × lanes playouts: lanes are refilled until the last ones drain.
+            states += machine.playouts(initial, 16 * lanes, max_depth, &mut rng, |_, _| playouts += 1);
+        }
+        out.push(Run { playouts, states, secs: t0.elapsed().as_secs_f64() });
+    }
+    BenchResult { runs: out }
+}

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::agent::duel::duel;
 use factotum::agent::AgentConfig;
-use factotum::bench::bench_playouts;
+use factotum::bench::{bench_batch, bench_playouts};
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
 use factotum::gdl::{validate, Game, Severity};
 use factotum::interp::Interpreter;
@@ -104,6 +104,13 @@ enum Cmd {
         /// Longest playout, in joint moves.
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
+        /// Run the propnet's batch machine: 64 playouts at once, one per bit of a word
+        /// (states/s counts lane-steps; the last column divides by the lanes).
+        #[arg(long)]
+        batch: bool,
+        /// With --batch: words per node (lanes = 64 × words): 1, 2, 4 or 8.
+        #[arg(long, default_value_t = propnet::batch::BATCH_WORDS)]
+        words: usize,
     },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
@@ -241,15 +248,38 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { game, engine, seconds, runs, seed, max_depth } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
             };
             let time = Duration::from_secs_f64(seconds);
-            println!("| game | engine | runs | median playouts/s | median states/s |");
-            println!("|---|---|---|---|---|");
+            // The batch machine adds a column: states/s per lane.
+            if batch {
+                println!("| game | engine | runs | median playouts/s | median states/s | per lane |");
+                println!("|---|---|---|---|---|---|");
+            } else {
+                println!("| game | engine | runs | median playouts/s | median states/s |");
+                println!("|---|---|---|---|---|");
+            }
+            let lanes = if batch { 64 * words } else { 1 };
             let (name, r) = match engine {
+                _ if batch => match propnet::build_net(&g, &Budget::default()) {
+                    Ok(b) => match words {
+                        1 => ("batch", batch_bench::<1>(&b.net, time, runs, seed, max_depth)),
+                        2 => ("batch", batch_bench::<2>(&b.net, time, runs, seed, max_depth)),
+                        4 => ("batch", batch_bench::<4>(&b.net, time, runs, seed, max_depth)),
+                        8 => ("batch", batch_bench::<8>(&b.net, time, runs, seed, max_depth)),
+                        _ => {
+                            eprintln!("--words: 1, 2, 4 or 8");
+                            return Ok(ExitCode::from(2));
+                        }
+                    },
+                    Err(e) => {
+                        eprintln!("{}: {e}", game.display());
+                        return Ok(ExitCode::from(2));
+                    }
+                },
                 Engine::Interp => match Interpreter::new(&g) {
                     Ok(mut m) => ("interp", bench_playouts(&mut m, time, runs, seed, max_depth)),
                     Err(e) => {
@@ -265,13 +295,13 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     }
                 },
             };
-            println!(
-                "| {} | {name} | {} | {:.0} | {:.0} |",
-                g.name,
-                r.runs.len(),
-                r.median_playouts_per_s(),
-                r.median_states_per_s()
-            );
+            let (p, st) = (r.median_playouts_per_s(), r.median_states_per_s());
+            if batch {
+                let per_lane = st / lanes as f64;
+                println!("| {} | {name} x{lanes} | {} | {p:.0} | {st:.0} | {per_lane:.0} |", g.name, r.runs.len());
+            } else {
+                println!("| {} | {name} | {} | {p:.0} | {st:.0} |", g.name, r.runs.len());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Serve { port, host, agent, max_matches } => {
@@ -554,4 +584,23 @@ fn print_conformance(results: &[TraceResult]) {
         };
         println!("- {}: {} {}", r.game, r.outcome.label(), why);
     }
+}
+
+/// `bench --batch`: the batch machine with `W` words per node.
+fn batch_bench<const W: usize>(
+    net: &propnet::Net,
+    time: Duration,
+    runs: usize,
+    seed: u64,
+    max_depth: usize,
+) -> factotum::bench::BenchResult {
+    let mut m = propnet::batch::Batch::<W>::new(net);
+    let (sg, gg, mg) = m.gate_counts();
+    eprintln!(
+        "batch machine: {} lanes, {sg} state-phase, {gg} goal-only and {mg} move-phase gates, {} cycles",
+        propnet::batch::Batch::<W>::LANES,
+        m.cycle_count()
+    );
+    let initial = m.initial_state();
+    bench_batch(&mut m, &initial, time, runs, seed, max_depth)
 }

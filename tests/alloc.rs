@@ -1,29 +1,42 @@
 //! The propnet's hot path allocates nothing: after a warm-up playout, random playouts
 //! (legal moves, next state, terminal, goals) make no heap allocation at all. Counted with a
-//! global allocator that tallies calls (its own test binary, so nothing else runs in it).
+//! global allocator that tallies calls per thread (its own test binary, so nothing else runs
+//! in it). The batch machine's playouts allocate nothing either.
 
 use factotum::gdl::Game;
 use factotum::machine::{random_playout, PlayoutBuffers, StateMachine};
 use factotum::propnet::{self, Budget};
 use rand::SeedableRng;
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// This thread's allocations: tests read these, so that the harness's work on other
+    /// threads (reporting another test's end) is not counted.
+    static MINE: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    MINE.with(|c| c.set(c.get() + 1));
+}
+
+fn allocs() -> u64 {
+    MINE.with(Cell::get)
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -48,7 +61,7 @@ fn propnet_playouts_allocate_nothing() {
             state.clone_from(&initial);
             random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs);
         }
-        let before = ALLOCS.load(Ordering::Relaxed);
+        let before = allocs();
         let mut steps = 0;
         for _ in 0..500 {
             state.clone_from(&initial);
@@ -57,8 +70,36 @@ fn propnet_playouts_allocate_nothing() {
                 std::hint::black_box(m.goal(&state, r));
             }
         }
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let allocs = allocs() - before;
         assert!(steps > 1000, "{file}: {steps} steps");
         assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} steps");
+    }
+}
+
+#[test]
+fn batched_playouts_allocate_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "three_to_fifteen.kif"] {
+        let game = Game::load(&root.join("gdl").join(file)).unwrap();
+        let built = propnet::build_net(&game, &Budget::default()).unwrap();
+        let mut m = propnet::BatchMachine::new(&built.net);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let initial = m.initial_state();
+        let starts = vec![initial.clone(); propnet::BatchMachine::LANES];
+        // Warm-up.
+        m.playouts(&initial, 200, 1000, &mut rng, |_, _| {});
+        m.run(&starts, 1000, &mut rng);
+        let before = allocs();
+        let mut ended = 0;
+        let steps = m.playouts(&initial, 2000, 1000, &mut rng, |_, goals| {
+            ended += 1;
+            std::hint::black_box(goals);
+        });
+        let ends = m.run(&starts, 1000, &mut rng);
+        std::hint::black_box(ends);
+        let allocs = allocs() - before;
+        assert_eq!(ended, 2000, "{file}");
+        assert!(steps > 5000, "{file}: {steps} lane-steps");
+        assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} lane-steps");
     }
 }

@@ -4,13 +4,16 @@
 //! Start with [`build`]: [`ground::ground`] instantiates the rules, [`build::raw_net`]
 //! translates the ground rules one for one into gates, [`build::optimize`] folds and merges
 //! them, and [`machine::Compiled`] lays the result out in flat arrays for
-//! [`machine::PropnetMachine`].
+//! [`machine::PropnetMachine`]. [`batch::BatchMachine`] runs many playouts at once, one per
+//! bit of a word, by full sweeps of the same network.
 
+pub mod batch;
 pub mod build;
 mod dot;
 pub mod ground;
 pub mod machine;
 
+pub use batch::BatchMachine;
 pub use build::{Net, Ref, Stats};
 pub use dot::write_dot;
 pub use ground::{Budget, GroundError};

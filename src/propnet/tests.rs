@@ -24,7 +24,7 @@ fn propnet(g: &Game) -> PropnetMachine {
     build(g, &Budget::default()).unwrap_or_else(|e| panic!("{}: {e}", g.name)).0
 }
 
-const GAMES: [&str; 5] =
+pub(super) const GAMES: [&str; 5] =
     ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
 
 /// Everything observable about a state: facts, terminal, goals, sorted legal move texts.
@@ -141,7 +141,7 @@ fn every_reachable_tictactoe_state_agrees_with_the_interpreter() {
 /// Reachability over edges the player toggles: a recursive relation over the state, so the
 /// network has cycles (b→c→b) whose support comes and goes, and a legal move (`stop`) and
 /// the goals read nodes inside the cycle.
-const REACH: &str = "
+pub(super) const REACH: &str = "
 (role p)
 (node a) (node b) (node c) (node d)
 (init (edge a b)) (init (edge b c)) (init (edge c b)) (init (step 0))

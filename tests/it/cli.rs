@@ -186,6 +186,22 @@ fn bench_tictactoe() {
 }
 
 #[test]
+fn bench_batch_tictactoe() {
+    let o = factotum(&["bench", "gdl/tictactoe.kif", "--batch", "--words", "1", "--seconds", "0.2", "--runs", "1"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("| tictactoe |"));
+    let Some(row) = row else { panic!("no table row for tictactoe:\n{out}") };
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 6, "{row}");
+    assert_eq!(cells[1], "batch x64");
+    let num = |i: usize| -> f64 { cells[i].parse().unwrap_or_else(|_| panic!("not a number in {row}")) };
+    assert!(num(3) > 0.0 && num(4) > 0.0, "{row}");
+    assert!((num(5) - num(4) / 64.0).abs() <= 1.0, "per lane is total / 64: {row}");
+}
+
+#[test]
 fn bench_malformed_game_exits_2() {
     let dir = temp_dir("bench-bad");
     let _cleanup = Cleanup(dir.clone());
