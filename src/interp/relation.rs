@@ -93,8 +93,13 @@ impl Relation {
         if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind && &*x.cols == cols) {
             return i;
         }
-        let mut ix =
-            Index { pos, kind, cols: cols.into(), heads: FxHashMap::default(), next: Vec::with_capacity(self.len as usize) };
+        let mut ix = Index {
+            pos,
+            kind,
+            cols: cols.into(),
+            heads: FxHashMap::default(),
+            next: Vec::with_capacity(self.len as usize),
+        };
         for id in 0..self.len {
             let t = self.tuple(id);
             let key = ix.key(t, terms);

@@ -429,9 +429,9 @@ fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                         }
                     }
                 }
-                let safe = gvars.iter().all(|x| {
-                    group.iter().any(|&i| matches!(&fr.body[i], FlatLit::Pos(_)) && lit_vars[i].contains(x))
-                });
+                let safe = gvars
+                    .iter()
+                    .all(|x| group.iter().any(|&i| matches!(&fr.body[i], FlatLit::Pos(_)) && lit_vars[i].contains(x)));
                 if !safe {
                     continue;
                 }
@@ -471,8 +471,7 @@ fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                     name
                 }
             };
-            let mut body: Vec<FlatLit> =
-                (0..n).filter(|i| !group.contains(i)).map(|i| fr.body[i].clone()).collect();
+            let mut body: Vec<FlatLit> = (0..n).filter(|i| !group.contains(i)).map(|i| fr.body[i].clone()).collect();
             body.push(FlatLit::Pos(Atom { rel: name, args }));
             fr.body = body;
         }

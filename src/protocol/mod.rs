@@ -173,13 +173,7 @@ impl Server {
             let play_clock = Duration::from_secs_f64(play_clock);
             matches.insert(
                 id.clone(),
-                Entry {
-                    slot: slot.clone(),
-                    fallback: fallback.clone(),
-                    play_clock,
-                    cancel: cancel.clone(),
-                    step: 0,
-                },
+                Entry { slot: slot.clone(), fallback: fallback.clone(), play_clock, cancel: cancel.clone(), step: 0 },
             );
         }
         let (build_deadline, reply_at) =
