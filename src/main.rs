@@ -104,8 +104,8 @@ enum Cmd {
         /// Longest playout, in joint moves.
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
-        /// Run the propnet's batch machine: 64 playouts at once, one per bit of a word
-        /// (states/s counts lane-steps; the last column divides by the lanes).
+        /// Run the propnet's batch machine: one playout per bit, 64 per word, 256 lanes by
+        /// default (states/s counts lane-steps; the last column divides by the lanes).
         #[arg(long)]
         batch: bool,
         /// With --batch: words per node (lanes = 64 × words): 1, 2, 4 or 8.
