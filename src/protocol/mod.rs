@@ -60,7 +60,7 @@ struct Entry {
     slot: Arc<tokio::sync::Mutex<Slot>>,
     /// A legal move and the step it belongs to (kept up to date by the blocking work), sent
     /// when the reply deadline comes before the search's answer.
-    fallback: Arc<Mutex<Option<(usize, String)>>>,
+    fallback: Fallback,
     play_clock: Duration,
     /// Raised to stop the running search: on `stop`, `abort`, and when the next `play`
     /// arrives (each play gets a fresh flag).

@@ -1,13 +1,15 @@
 //! Monte Carlo tree search: decoupled UCT with per-role values (every GDL game is
 //! simultaneous-move in form: each role picks its move by UCB on its own statistics, the
 //! joint move indexes the child), an MCTS-Solver (exact where at most one role has a
-//! choice; forced wins and one-valued nodes where several choose at once), tree reuse between turns, and a node budget that bounds memory.
+//! choice; forced wins and one-valued nodes where several choose at once), tree reuse
+//! between turns, and a node budget that bounds memory.
 //!
 //! Nodes live in one arena (`Vec`); a node keeps its state, its legal moves per role and
 //! per-(role, move) visit counts and reward sums. An iteration selects down the tree,
 //! adds one node, runs a random playout from it and backs the per-role rewards up the
 //! path. When the tree reaches its node budget it is cut back to its most visited half
-//! (recycling), so memory stays bounded and the tree keeps growing where search goes. Buffers are reused, so an iteration allocates only for the node it adds.
+//! (recycling), so memory stays bounded and the tree keeps growing where search goes.
+//! Buffers are reused, so an iteration allocates only for the node it adds.
 
 use super::{reward, Choice, Limit, Search};
 use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
