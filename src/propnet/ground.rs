@@ -488,6 +488,23 @@ fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
 /// off only if it has a variable outside the head and its own positive literals bind every
 /// head variable it uses (so the new rule is safe).
 fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable) -> Vec<crate::gdl::FlatRule> {
+    // Relations that depend on the state or the moves.
+    let mut dynamic: rustc_hash::FxHashSet<Sym> = [kw::TRUE, kw::DOES].into_iter().collect();
+    loop {
+        let before = dynamic.len();
+        for fr in &flats {
+            let reads_dynamic = fr.body.iter().any(|l| match l {
+                FlatLit::Pos(a) | FlatLit::Neg(a) => dynamic.contains(&a.rel),
+                _ => false,
+            });
+            if reads_dynamic {
+                dynamic.insert(fr.head.rel);
+            }
+        }
+        if dynamic.len() == before {
+            break;
+        }
+    }
     use crate::gdl::FlatRule;
     let mut out = Vec::with_capacity(flats.len());
     let mut extra = Vec::new();
@@ -570,11 +587,17 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                 continue;
             }
             split_any = true;
-            // The part, and a copy of each other literal over the interface alone (a filter
-            // like `(istype ?piece king)`: without it the part lists values the rule rejects).
+            // The part, and a copy of each other static literal over the interface alone (a
+            // filter like `(istype ?piece king)`: without it the part lists values the rule
+            // rejects). Literals over the state are not copied: they would only add inputs
+            // to the part's gates, which the rule reads anyway.
             let mut part: Vec<FlatLit> = g.iter().map(|&i| fr.body[i].clone()).collect();
             for (i, vs) in lit_vars.iter().enumerate() {
-                if !g.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
+                let is_static = match &fr.body[i] {
+                    FlatLit::Pos(a) | FlatLit::Neg(a) => !dynamic.contains(&a.rel),
+                    FlatLit::Distinct(..) | FlatLit::Same(..) => true,
+                };
+                if is_static && !g.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
                     part.push(fr.body[i].clone());
                 }
             }
