@@ -30,6 +30,32 @@ fn text(o: &Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
+/// Runs `factotum match GAME --player A --player B` on clocks (start, play) as match `id`
+/// (seed 7) into `out`; asserts a clean exit and returns the record.
+fn run_match(game: &str, players: [&str; 2], clocks: (u32, u32), out: &Path, id: &str) -> Value {
+    let (start, play) = (clocks.0.to_string(), clocks.1.to_string());
+    let o = factotum(&[
+        "match",
+        game,
+        "--player",
+        players[0],
+        "--player",
+        players[1],
+        "--startclock",
+        &start,
+        "--playclock",
+        &play,
+        "--out",
+        out.to_str().unwrap(),
+        "--id",
+        id,
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    load(&out.join(format!("{id}.json")))
+}
+
 /// A fresh temp dir, removed when dropped.
 struct Temp(PathBuf);
 
@@ -121,24 +147,7 @@ fn match_between_in_process_agents_writes_a_replayable_record() {
     let a = t.agent("mcts.toml", "mcts", 0.6);
     let b = t.agent("random.toml", "random", 0.6);
     let out = t.0.join("out");
-    let o = factotum(&[
-        "match",
-        "gdl/tictactoe.kif",
-        "--player",
-        &a,
-        "--player",
-        &b,
-        "--startclock",
-        "3",
-        "--playclock",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-        "--id",
-        "it.match",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rec = load(&out.join("it.match.json"));
+    let rec = run_match("gdl/tictactoe.kif", [&a, &b], (3, 1), &out, "it.match");
     check_record(&rec, "gdl/tictactoe.kif");
     assert_eq!(rec["matchId"], "it.match");
     assert_eq!((rec["startClock"].as_i64(), rec["playClock"].as_i64()), (Some(3), Some(1)));
@@ -164,24 +173,7 @@ fn match_against_factotum_serve_over_http() {
     for (game, players) in
         [("gdl/tictactoe.kif", [url.as_str(), b.as_str()]), ("gdl/three_to_fifteen.kif", [b.as_str(), url.as_str()])]
     {
-        let o = factotum(&[
-            "match",
-            game,
-            "--player",
-            players[0],
-            "--player",
-            players[1],
-            "--startclock",
-            "3",
-            "--playclock",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-            "--id",
-            "it.serve",
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        let rec = load(&out.join("it.serve.json"));
+        let rec = run_match(game, players, (3, 1), &out, "it.serve");
         check_record(&rec, game);
         let names = strings(&rec["playerNamesFromHost"]);
         assert!(names.contains(&format!("127.0.0.1_{}", srv.addr.port())), "{names:?}");
@@ -263,27 +255,8 @@ fn misbehaving_player_gets_errors_recorded_and_the_match_completes() {
     let url = format!("http://{addr}");
     let t0 = Instant::now();
     // The stub plays o; x (first legal) needs 5 joint moves to win at the earliest.
-    let o = factotum(&[
-        "match",
-        "gdl/tictactoe.kif",
-        "--player",
-        &a,
-        "--player",
-        &url,
-        "--startclock",
-        "2",
-        "--playclock",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-        "--id",
-        "it.stub",
-        "--seed",
-        "7",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rec = run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &out, "it.stub");
     assert!(t0.elapsed() < Duration::from_secs(30));
-    let rec = load(&out.join("it.stub.json"));
     check_record(&rec, "gdl/tictactoe.kif");
     let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
     assert!(errors.len() >= 7, "{errors:?}");
@@ -296,28 +269,7 @@ fn misbehaving_player_gets_errors_recorded_and_the_match_completes() {
     assert!(errors.iter().all(|e| e[0].is_empty()), "x had errors: {errors:?}");
     assert!(plays.load(Ordering::SeqCst) >= 6);
     // Nobody listening: every request is a connection error.
-    let refused = |dir: &Path| {
-        let o = factotum(&[
-            "match",
-            "gdl/tictactoe.kif",
-            "--player",
-            &a,
-            "--player",
-            "http://127.0.0.1:9",
-            "--startclock",
-            "1",
-            "--playclock",
-            "1",
-            "--out",
-            dir.to_str().unwrap(),
-            "--id",
-            "it.refused",
-            "--seed",
-            "7",
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        load(&dir.join("it.refused.json"))
-    };
+    let refused = |dir: &Path| run_match("gdl/tictactoe.kif", [&a, "http://127.0.0.1:9"], (1, 1), dir, "it.refused");
     let rec = refused(&out);
     check_record(&rec, "gdl/tictactoe.kif");
     let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
