@@ -66,15 +66,24 @@ pub fn bench_playouts<M: StateMachine>(
     let mut state = initial.clone();
     // Warm-up: one playout, so first-time term creation is not timed.
     random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+    timed_runs(runs, per_run, || {
+        state.clone_from(&initial);
+        let r = random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+        (1, r.depth as u64)
+    })
+}
+
+/// `runs` runs of about `per_run` each, calling `unit` (which returns the playouts and
+/// states it did) until the run's time is up.
+fn timed_runs(runs: usize, per_run: Duration, mut unit: impl FnMut() -> (u64, u64)) -> BenchResult {
     let mut out = Vec::new();
     for _ in 0..runs {
         let t0 = Instant::now();
         let (mut playouts, mut states) = (0u64, 0u64);
         while t0.elapsed() < per_run {
-            state.clone_from(&initial);
-            let r = random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
-            playouts += 1;
-            states += r.depth as u64;
+            let (p, s) = unit();
+            playouts += p;
+            states += s;
         }
         out.push(Run { playouts, states, secs: t0.elapsed().as_secs_f64() });
     }
@@ -96,15 +105,10 @@ pub fn bench_batch<const W: usize>(
     let lanes = crate::propnet::batch::Batch::<W>::LANES as u64;
     // Warm-up: one batch.
     machine.playouts(initial, lanes, max_depth, &mut rng, |_, _| {});
-    let mut out = Vec::new();
-    for _ in 0..runs {
-        let t0 = Instant::now();
-        let (mut playouts, mut states) = (0u64, 0u64);
-        while t0.elapsed() < per_run {
-            // Batches of 16 × lanes playouts: lanes are refilled until the last ones drain.
-            states += machine.playouts(initial, 16 * lanes, max_depth, &mut rng, |_, _| playouts += 1);
-        }
-        out.push(Run { playouts, states, secs: t0.elapsed().as_secs_f64() });
-    }
-    BenchResult { runs: out }
+    timed_runs(runs, per_run, || {
+        // Batches of 16 × lanes playouts: lanes are refilled until the last ones drain.
+        let mut playouts = 0;
+        let states = machine.playouts(initial, 16 * lanes, max_depth, &mut rng, |_, _| playouts += 1);
+        (playouts, states)
+    })
 }

@@ -453,12 +453,7 @@ fn eliminate_locals(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
                 }
             }
             let Some((group, _, iface)) = best else { break };
-            let mut part: Vec<FlatLit> = group.iter().map(|&i| fr.body[i].clone()).collect();
-            for (i, vs) in lit_vars.iter().enumerate() {
-                if !group.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
-                    part.push(fr.body[i].clone());
-                }
-            }
+            let part = part_with_filters(&fr.body, &lit_vars, &group, &iface, |_| true);
             let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
             let key = (part.clone(), args.clone());
             let name = match made.get(&key) {
@@ -591,16 +586,10 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
             // filter like `(istype ?piece king)`: without it the part lists values the rule
             // rejects). Literals over the state are not copied: they would only add inputs
             // to the part's gates, which the rule reads anyway.
-            let mut part: Vec<FlatLit> = g.iter().map(|&i| fr.body[i].clone()).collect();
-            for (i, vs) in lit_vars.iter().enumerate() {
-                let is_static = match &fr.body[i] {
-                    FlatLit::Pos(a) | FlatLit::Neg(a) => !dynamic.contains(&a.rel),
-                    FlatLit::Distinct(..) | FlatLit::Same(..) => true,
-                };
-                if is_static && !g.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) {
-                    part.push(fr.body[i].clone());
-                }
-            }
+            let part = part_with_filters(&fr.body, &lit_vars, g, &iface, |l| match l {
+                FlatLit::Pos(a) | FlatLit::Neg(a) => !dynamic.contains(&a.rel),
+                FlatLit::Distinct(..) | FlatLit::Same(..) => true,
+            });
             let args: Vec<Term> = iface.iter().map(|&v| Term::Var(v)).collect();
             // One relation per part, shared by every rule that has it (the disjuncts of an
             // `or` often repeat one).
@@ -625,6 +614,25 @@ fn split_components(flats: Vec<crate::gdl::FlatRule>, symbols: &mut SymbolTable)
     }
     out.extend(extra);
     out
+}
+
+/// The literals `group` of `body`, and a copy of each other literal over `iface` alone that
+/// `copy` accepts (a filter, so the part does not list values the whole rule rejects).
+/// `lit_vars[i]` are the variables of `body[i]`.
+fn part_with_filters(
+    body: &[FlatLit],
+    lit_vars: &[Vec<Sym>],
+    group: &[usize],
+    iface: &[Sym],
+    copy: impl Fn(&FlatLit) -> bool,
+) -> Vec<FlatLit> {
+    let mut part: Vec<FlatLit> = group.iter().map(|&i| body[i].clone()).collect();
+    for (i, vs) in lit_vars.iter().enumerate() {
+        if !group.contains(&i) && !vs.is_empty() && vs.iter().all(|v| iface.contains(v)) && copy(&body[i]) {
+            part.push(body[i].clone());
+        }
+    }
+    part
 }
 
 /// A flat rule as text, for logs.
