@@ -1,6 +1,6 @@
 //! Playout benchmarks: random playouts from the initial state, timed in repeated runs.
 
-use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::time::{Duration, Instant};
@@ -65,10 +65,10 @@ pub fn bench_playouts<M: StateMachine>(
     let mut bufs = PlayoutBuffers::new(machine);
     let mut state = initial.clone();
     // Warm-up: one playout, so first-time term creation is not timed.
-    random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+    machine.playout(&mut state, &mut rng, max_depth, &mut bufs);
     timed_runs(runs, per_run, || {
         state.clone_from(&initial);
-        let r = random_playout(machine, &mut state, &mut rng, max_depth, &mut bufs);
+        let r = machine.playout(&mut state, &mut rng, max_depth, &mut bufs);
         (1, r.depth as u64)
     })
 }

@@ -1,5 +1,6 @@
 //! The propnet's hot path allocates nothing: after a warm-up playout, random playouts
-//! (legal moves, next state, terminal, goals) make no heap allocation at all. Counted with a
+//! (legal moves, next state, terminal, goals, and the propnet's own depth charges) make no
+//! heap allocation at all. Counted with a
 //! global allocator that tallies calls per thread (its own test binary, so nothing else runs
 //! in it). The batch machine's playouts allocate nothing either.
 
@@ -60,12 +61,20 @@ fn propnet_playouts_allocate_nothing() {
         for _ in 0..20 {
             state.clone_from(&initial);
             random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs);
+            state.clone_from(&initial);
+            m.playout(&mut state, &mut rng, 1000, &mut bufs);
         }
         let before = allocs();
         let mut steps = 0;
-        for _ in 0..500 {
+        for i in 0..1000 {
             state.clone_from(&initial);
-            steps += random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs).depth;
+            // Both the generic loop (legal moves, next state: what the tree phase uses) and
+            // the propnet's own depth charge.
+            steps += if i % 2 == 0 {
+                random_playout(&mut m, &mut state, &mut rng, 1000, &mut bufs).depth
+            } else {
+                m.playout(&mut state, &mut rng, 1000, &mut bufs).depth
+            };
             for r in 0..m.roles().len() {
                 std::hint::black_box(m.goal(&state, r));
             }

@@ -40,6 +40,22 @@ pub trait StateMachine {
 
     /// The state's facts in ggp-base's printed form, sorted by bytes.
     fn state_facts(&self, state: &Self::State) -> Vec<String>;
+
+    /// A depth charge: plays uniformly random joint moves from `state` (which ends as the
+    /// last state reached), as [`random_playout`]. Engines may override it with a faster
+    /// loop that draws other (equally uniform) moves from the same generator.
+    fn playout<R: Rng>(
+        &mut self,
+        state: &mut Self::State,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+    ) -> PlayoutResult
+    where
+        Self: Sized,
+    {
+        random_playout(self, state, rng, max_depth, bufs)
+    }
 }
 
 /// Reusable buffers for [`random_playout`].

@@ -19,7 +19,8 @@ use super::build::{Kind, Net, Ref};
 use crate::gdl::SymbolTable;
 use crate::graph::sccs;
 use crate::interp::{TermId, TermStore};
-use crate::machine::{Goal, StateMachine};
+use crate::machine::{Goal, PlayoutBuffers, PlayoutResult, StateMachine};
+use rand::Rng;
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
@@ -679,6 +680,105 @@ impl PropnetMachine {
     pub fn move_role(&self, m: u32) -> usize {
         self.c.moves[m as usize].0
     }
+
+    /// A uniformly random legal move of `role` in the current state, or `None`.
+    #[inline]
+    fn random_legal<R: Rng>(&mut self, role: usize, rng: &mut R, scratch: &mut Vec<u32>) -> Option<u32> {
+        let c = self.shared();
+        let open = c.guard[role].is_none_or(|g| self.value(g));
+        if c.scanned[role] {
+            scratch.clear();
+            for &(id, r) in &c.role_legal[role] {
+                if (open || !c.guarded[id as usize]) && self.value(r) {
+                    scratch.push(id);
+                }
+            }
+            return (!scratch.is_empty()).then(|| scratch[rng.gen_range(0..scratch.len())]);
+        }
+        let (a, b) = (&self.legal_set[2 * role], &self.legal_set[2 * role + 1]);
+        let n = a.len() + if open { b.len() } else { 0 };
+        if n == 0 {
+            return None;
+        }
+        let k = rng.gen_range(0..n);
+        Some(if k < a.len() { a[k] } else { b[k - a.len()] })
+    }
+
+    /// Sets the input nodes of the legal ids in `joint` (one per role) and clears the others.
+    #[inline]
+    fn set_joint(&mut self, joint: &[u32]) {
+        let c = self.shared();
+        for i in 0..self.joint.len() {
+            let n = self.joint[i] as usize;
+            if !joint.iter().any(|&m| c.input_ref[m as usize].node() == n) {
+                self.set_source(n, false);
+            }
+        }
+        self.joint.clear();
+        for &m in joint {
+            let r = c.input_ref[m as usize];
+            if !r.is_const() {
+                self.set_source(r.node(), true);
+                self.joint.push(r.node() as u32);
+            }
+        }
+    }
+
+    /// The depth charge behind [`StateMachine::playout`], showing each joint move played to
+    /// `seen` (tests replay them). The network steps from state to state in place: the next
+    /// values kept by the hooks become the new bases directly, with no state copied or
+    /// compared, and moves are drawn from the legal sets as they stand.
+    pub fn playout_seen<R: Rng>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        mut seen: impl FnMut(&[u32]),
+    ) -> PlayoutResult {
+        self.set_state(state);
+        let c = self.shared();
+        let roles = c.roles.len();
+        let mut depth = 0;
+        let terminal = loop {
+            if self.value(c.terminal) {
+                break true;
+            }
+            if depth >= max_depth {
+                break false;
+            }
+            bufs.joint.clear();
+            for r in 0..roles {
+                match self.random_legal(r, rng, &mut bufs.legal) {
+                    Some(m) => bufs.joint.push(m),
+                    None => break,
+                }
+            }
+            if bufs.joint.len() < roles {
+                break false;
+            }
+            seen(&bufs.joint);
+            self.set_joint(&bufs.joint);
+            self.propagate();
+            for w in 0..c.words {
+                let new = c.next_const[w] | self.next_bits[w];
+                let mut diff = new ^ self.cur[w];
+                self.cur[w] = new;
+                while diff != 0 {
+                    let b = w * 64 + diff.trailing_zeros() as usize;
+                    diff &= diff - 1;
+                    let r = c.base_ref[b];
+                    if !r.is_const() {
+                        self.set_source(r.node(), new >> (b % 64) & 1 == 1);
+                    }
+                }
+            }
+            self.propagate();
+            depth += 1;
+        };
+        state.bits.copy_from_slice(&self.cur);
+        PlayoutResult { depth, terminal }
+    }
 }
 
 impl StateMachine for PropnetMachine {
@@ -715,22 +815,9 @@ impl StateMachine for PropnetMachine {
 
     fn next_state(&mut self, state: &PnState, joint: &[u32], out: &mut PnState) {
         self.set_state(state);
-        let c = self.shared();
-        for i in 0..self.joint.len() {
-            let n = self.joint[i] as usize;
-            if !joint.iter().any(|&m| c.input_ref[m as usize].node() == n) {
-                self.set_source(n, false);
-            }
-        }
-        self.joint.clear();
-        for &m in joint {
-            let r = c.input_ref[m as usize];
-            if !r.is_const() {
-                self.set_source(r.node(), true);
-                self.joint.push(r.node() as u32);
-            }
-        }
+        self.set_joint(joint);
         self.propagate();
+        let c = self.shared();
         out.bits.clear();
         out.bits.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
     }
@@ -752,6 +839,16 @@ impl StateMachine for PropnetMachine {
             }
         }
         found.flatten()
+    }
+
+    fn playout<R: Rng>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+    ) -> PlayoutResult {
+        self.playout_seen(state, rng, max_depth, bufs, |_| {})
     }
 
     fn move_text(&self, m: u32) -> String {

@@ -105,6 +105,69 @@ fn legal_sets_kept_by_hooks_and_guards_agree_with_the_interpreter() {
     }
 }
 
+/// Runs `b`'s own depth charges and replays the joint moves it reports on the interpreter:
+/// every move must be legal there, and the playout must end in the interpreter's state, with
+/// its terminal flag and depth. Afterwards `b` must still answer rightly for other states.
+fn playouts_replay(g: &Game, mut b: PropnetMachine, playouts: usize, seed: u64) -> usize {
+    let mut a = Interpreter::new(g).unwrap_or_else(|e| panic!("{e}"));
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    let mut bufs = crate::machine::PlayoutBuffers::new(&mut b);
+    let mut buf = Vec::new();
+    let mut steps = 0;
+    for p in 0..playouts {
+        // Some playouts are cut short by a depth limit, some start one move in.
+        let max_depth = if p % 3 == 1 { 2 } else { 1000 };
+        let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
+        if p % 3 == 2 {
+            let joint: Vec<u32> = (0..b.roles().len())
+                .map(|r| {
+                    b.legal_moves(&sb, r, &mut buf);
+                    buf[rng.gen_range(0..buf.len())]
+                })
+                .collect();
+            let ja: Vec<_> = joint.iter().enumerate().map(|(r, &m)| find(&mut a, &sa, r, &b.move_text(m))).collect();
+            let (mut na, mut nb) = (sa.clone(), sb.clone());
+            a.next_state(&sa, &ja, &mut na);
+            b.next_state(&sb, &joint, &mut nb);
+            (sa, sb) = (na, nb);
+        }
+        let (start_a, start) = (sa.clone(), sb.clone());
+        let mut joints: Vec<Vec<u32>> = Vec::new();
+        let r = b.playout_seen(&mut sb, &mut rng, max_depth, &mut bufs, |j| joints.push(j.to_vec()));
+        assert_eq!(r.depth, joints.len());
+        for joint in &joints {
+            // `find` panics unless the move is legal in the interpreter's state.
+            let ja: Vec<_> = joint.iter().enumerate().map(|(r, &m)| find(&mut a, &sa, r, &b.move_text(m))).collect();
+            let mut na = sa.clone();
+            a.next_state(&sa, &ja, &mut na);
+            sa = na;
+        }
+        let (oa, ob) = (observe(&mut a, &sa), observe(&mut b, &sb));
+        assert_eq!(oa, ob, "{}: playout {p} ends elsewhere", g.name);
+        assert_eq!(r.terminal, oa.1, "{}: playout {p}", g.name);
+        if !r.terminal {
+            assert!(r.depth == max_depth || oa.3.iter().any(|l| l.is_empty()), "{}: playout {p} stopped early", g.name);
+        }
+        // The machine stepped in place; it must still answer for the state it started from.
+        assert_eq!(observe(&mut a, &start_a), observe(&mut b, &start), "{}: playout {p}", g.name);
+        steps += r.depth;
+    }
+    steps
+}
+
+#[test]
+fn depth_charges_replay_on_the_interpreter() {
+    for (i, file) in GAMES.iter().enumerate() {
+        let g = game(file);
+        let steps = playouts_replay(&g, propnet(&g), 30, 10 + i as u64);
+        assert!(steps > 100, "{file}: only {steps} steps");
+        // Every role's legal set on hooks.
+        let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let c = Compiled::with_scan_max(&b.net, b.grounding_terms, b.symbols, 0);
+        assert!(playouts_replay(&g, PropnetMachine::new(c), 15, 20 + i as u64) > 50, "{file}");
+    }
+}
+
 #[test]
 fn every_reachable_tictactoe_state_agrees_with_the_interpreter() {
     let g = game("tictactoe.kif");

@@ -12,7 +12,7 @@
 //! Buffers are reused, so an iteration allocates only for the node it adds.
 
 use super::{reward, Choice, Limit, Search};
-use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -467,7 +467,7 @@ impl<M: StateMachine> Mcts<M> {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
-        random_playout(machine, &mut play, &mut self.rng, self.cfg.max_playout_depth, &mut bufs);
+        machine.playout(&mut play, &mut self.rng, self.cfg.max_playout_depth, &mut bufs);
         self.rewards.clear();
         for r in 0..self.roles {
             let v = reward(machine, &play, r);

@@ -7,7 +7,7 @@ pub mod mcts;
 
 pub use mcts::{Mcts, MctsConfig, ParallelMcts};
 
-use crate::machine::{random_playout, PlayoutBuffers, StateMachine};
+use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -166,7 +166,7 @@ impl<M: StateMachine> Search<M> for FlatMc {
                 joint.push(if r == role { mine[i] } else { o[self.rng.gen_range(0..o.len())] });
             }
             machine.next_state(state, &joint, &mut s);
-            random_playout(machine, &mut s, &mut self.rng, self.max_depth, &mut bufs);
+            machine.playout(&mut s, &mut self.rng, self.max_depth, &mut bufs);
             sum[i] += reward(machine, &s, role);
             n[i] += 1;
             iterations += 1;
