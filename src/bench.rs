@@ -51,8 +51,8 @@ impl BenchResult {
     }
 }
 
-/// Runs `runs` timed runs of random playouts of at most `max_depth` joint moves, each run
-/// lasting about `per_run`.
+/// Runs `runs` timed runs of random playouts (depth charges) of at most `max_depth` joint
+/// moves, each reading every role's goal at its end, each run lasting about `per_run`.
 pub fn bench_playouts<M: StateMachine>(
     machine: &mut M,
     per_run: Duration,
@@ -62,6 +62,7 @@ pub fn bench_playouts<M: StateMachine>(
 ) -> BenchResult {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let initial = machine.initial_state();
+    let roles = machine.roles().len();
     let mut bufs = PlayoutBuffers::new(machine);
     let mut state = initial.clone();
     // Warm-up: one playout, so first-time term creation is not timed.
@@ -69,6 +70,10 @@ pub fn bench_playouts<M: StateMachine>(
     timed_runs(runs, per_run, || {
         state.clone_from(&initial);
         let r = machine.playout(&mut state, &mut rng, max_depth, &mut bufs);
+        // A playout's result is its goal values (MCTS reads them all).
+        for role in 0..roles {
+            std::hint::black_box(machine.goal(&state, role));
+        }
         (1, r.depth as u64)
     })
 }

@@ -56,6 +56,12 @@ pub struct Compiled {
     guard: Vec<Option<Ref>>,
     /// Per legal id: whether its ref computes legality only together with its role's guard.
     guarded: Vec<bool>,
+    /// Gates read only on the way to goals, in level order, with their inputs (CSR): they
+    /// take no part in propagation and are evaluated when a goal is asked for.
+    lazy: Vec<u32>,
+    lazy_and: Vec<bool>,
+    lazy_start: Vec<u32>,
+    lazy_in: Vec<Ref>,
     init: Vec<u64>,
     input_ref: Vec<Ref>,
     legal: Vec<Ref>,
@@ -121,6 +127,8 @@ pub struct PropnetMachine {
     /// true (unordered), and each id's slot in its set.
     legal_set: Vec<Vec<u32>>,
     legal_pos: Vec<u32>,
+    /// Whether the lazy gates hold their values for the current bases and inputs.
+    lazy_fresh: bool,
 }
 
 impl Compiled {
@@ -136,6 +144,11 @@ impl Compiled {
 
     pub fn new(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
         Compiled::with_scan_max(net, terms, symbols, SCAN_MAX)
+    }
+
+    /// Gates only goals read, evaluated on demand (see [`goal_only`]).
+    pub fn lazy_count(&self) -> usize {
+        self.lazy.len()
     }
 
     /// Legal ids whose AND dropped their role's guard (see [`legal_guards`]).
@@ -160,10 +173,14 @@ impl Compiled {
             net.nodes[i].inputs.iter().copied().filter(|&r| Some(r) != drop).collect()
         };
         let node_inputs: Vec<Vec<Ref>> = (0..n).map(inputs).collect();
+        let lazy_gate = goal_only(net, &node_inputs, &guard);
         let mut offset = vec![0i32; n];
         let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, node) in net.nodes.iter().enumerate() {
             let ins = &node_inputs[i];
+            if lazy_gate[i] {
+                continue;
+            }
             let negs = ins.iter().filter(|r| r.neg()).count() as i32;
             offset[i] = match node.kind {
                 Kind::And => 1 - ins.len() as i32 + negs,
@@ -175,7 +192,6 @@ impl Compiled {
             }
         }
         let succ: Vec<Vec<usize>> = node_inputs.iter().map(|ins| ins.iter().map(|r| r.node()).collect()).collect();
-        drop(node_inputs);
         let mut cycle = vec![NONE; n];
         let mut cycles = Vec::new();
         for comp in sccs(n, &succ) {
@@ -202,6 +218,16 @@ impl Compiled {
         }
         let levels = level.iter().max().map_or(1, |&l| l as usize + 1);
         drop(succ);
+        let mut lazy: Vec<u32> = (0..n as u32).filter(|&i| lazy_gate[i as usize]).collect();
+        lazy.sort_by_key(|&i| level[i as usize]);
+        let lazy_and: Vec<bool> = lazy.iter().map(|&i| net.nodes[i as usize].kind == Kind::And).collect();
+        let mut lazy_start = vec![0u32];
+        let mut lazy_in = Vec::new();
+        for &i in &lazy {
+            lazy_in.extend_from_slice(&node_inputs[i as usize]);
+            lazy_start.push(lazy_in.len() as u32);
+        }
+        drop(node_inputs);
         // Roles with few possible moves scan their legal refs when asked; the others keep their
         // legal set up to date through hooks on the nodes that compute legality.
         let mut role_legal: Vec<Vec<(u32, Ref)>> = vec![Vec::new(); net.roles.len()];
@@ -261,6 +287,10 @@ impl Compiled {
             }
         }
         Compiled {
+            lazy,
+            lazy_and,
+            lazy_start,
+            lazy_in,
             next_const,
             next_live,
             role_legal,
@@ -290,6 +320,38 @@ impl Compiled {
             words,
         }
     }
+}
+
+/// Gates that only goals read, directly or through other such gates (in reversi, the disc
+/// counts): nothing but a goal query needs their values, so they are left out of
+/// propagation and evaluated on demand. Gates in cycles stay in propagation.
+fn goal_only(net: &Net, node_inputs: &[Vec<Ref>], guard: &[Option<Ref>]) -> Vec<bool> {
+    let n = net.nodes.len();
+    let mut live = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let roots = net.next.iter().chain(&net.legal).chain([&net.terminal]).chain(guard.iter().flatten());
+    for r in roots {
+        stack.push(r.node());
+    }
+    while let Some(i) = stack.pop() {
+        if !std::mem::replace(&mut live[i], true) {
+            stack.extend(node_inputs[i].iter().map(|r| r.node()));
+        }
+    }
+    // Cycles must be settled by propagation: a gate reading itself (through other gates)
+    // keeps everything it reads live.
+    let succ: Vec<Vec<usize>> = node_inputs.iter().map(|ins| ins.iter().map(|r| r.node()).collect()).collect();
+    for comp in sccs(n, &succ) {
+        if comp.len() > 1 || succ[comp[0]].contains(&comp[0]) {
+            stack.extend(comp.iter().copied().filter(|&m| !live[m]));
+        }
+    }
+    while let Some(i) = stack.pop() {
+        if !std::mem::replace(&mut live[i], true) {
+            stack.extend(node_inputs[i].iter().map(|r| r.node()));
+        }
+    }
+    (0..n).map(|i| !live[i] && matches!(net.nodes[i].kind, Kind::And | Kind::Or)).collect()
 }
 
 /// Legal guards. In most turn-taking games every move of a role is legal only while some
@@ -376,10 +438,19 @@ impl PropnetMachine {
             joint: Vec::new(),
             legal_set: vec![Vec::new(); 2 * c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
+            lazy_fresh: false,
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
+        let lazy: Vec<bool> = {
+            let mut v = vec![false; n];
+            m.c.lazy.iter().for_each(|&i| v[i as usize] = true);
+            v
+        };
         for i in 0..n {
+            if lazy[i] {
+                continue;
+            }
             if m.c.cycle[i] == NONE {
                 let hooked = m.c.hook_start[i] != m.c.hook_start[i + 1];
                 m.queue(i, hooked);
@@ -572,6 +643,7 @@ impl PropnetMachine {
     /// Settles every queued node and cycle, level by level (a node only queues nodes of
     /// higher levels, so the lowest queued level is always the next to settle).
     fn propagate(&mut self) {
+        self.lazy_fresh = false;
         let c = self.shared();
         let mut w = 0;
         while w < self.queued.len() {
@@ -679,6 +751,24 @@ impl PropnetMachine {
     /// The moves of a role as legal ids (for tests and tools).
     pub fn move_role(&self, m: u32) -> usize {
         self.c.moves[m as usize].0
+    }
+
+    /// Evaluates the lazy gates (those only goals read) for the current bases and inputs.
+    fn settle_lazy(&mut self) {
+        if self.lazy_fresh {
+            return;
+        }
+        let c = self.shared();
+        for (k, &i) in c.lazy.iter().enumerate() {
+            let ins = &c.lazy_in[c.lazy_start[k] as usize..c.lazy_start[k + 1] as usize];
+            let v = if c.lazy_and[k] {
+                ins.iter().all(|&r| self.value(r))
+            } else {
+                ins.iter().any(|&r| self.value(r))
+            };
+            self.set_val(i as usize, v);
+        }
+        self.lazy_fresh = true;
     }
 
     /// A uniformly random legal move of `role` in the current state, or `None`.
@@ -829,6 +919,7 @@ impl StateMachine for PropnetMachine {
 
     fn goal(&mut self, state: &PnState, role: usize) -> Goal {
         self.set_state(state);
+        self.settle_lazy();
         let mut found: Option<Goal> = None;
         for &(r, v) in &self.c.goals[role] {
             if self.value(r) {
