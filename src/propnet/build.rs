@@ -654,7 +654,11 @@ fn prune(net: &mut Net) {
 /// - *Move complements*: in a legal joint move each role makes exactly one move, so an OR
 ///   over more than half of a role's possible moves equals the negation of an OR over the
 ///   others. Nodes that read inputs are evaluated only when `next_state` has set exactly one
-///   input per role, so the rewrite is exact where it is read.
+///   input per role, so the rewrite is exact where it is read. Not where the others hold an
+///   *off-turn* move: in a game with a legal guard (see
+///   [`legal_guards`](super::machine::legal_guards)), a move legal without its role's guard,
+///   such as `noop` while the other side moves. It is played every other turn, and as an
+///   input of every complement it would flip them all (breakthrough's 64 frame conditions).
 pub fn restructure(net: &Net) -> Net {
     let mut nodes = net.nodes.clone();
     let mut fanout = vec![0u32; nodes.len()];
@@ -692,6 +696,16 @@ pub fn restructure(net: &Net) -> Net {
             role_of_node.insert(i.node(), r);
         }
     }
+    let off_turn: rustc_hash::FxHashSet<Ref> = {
+        let (guard, guarded) = super::machine::legal_guards(net);
+        (0..net.inputs.len())
+            .filter(|&k| {
+                let g = guard[net.inputs[k].0];
+                g.is_some() && !guarded[k] && Some(net.legal[k]) != g && !net.input_ref[k].is_const()
+            })
+            .map(|k| net.input_ref[k])
+            .collect()
+    };
     let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
     for o in 0..nodes.len() {
         if nodes[o].kind != Kind::Or {
@@ -712,6 +726,9 @@ pub fn restructure(net: &Net) -> Net {
             group.sort_unstable();
             let mut others: Vec<Ref> = live[role].iter().copied().filter(|r| group.binary_search(r).is_err()).collect();
             others.sort_unstable();
+            if others.iter().any(|r| off_turn.contains(r)) {
+                continue;
+            }
             let replacement = match others.len() {
                 0 => Ref::TRUE,
                 1 => others[0].not(),

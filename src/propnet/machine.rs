@@ -361,7 +361,7 @@ fn goal_only(net: &Net, node_inputs: &[Vec<Ref>], guard: &[Option<Ref>]) -> Vec<
 /// guard: those ANDs, where nothing else reads them, drop it from their inputs, and a query
 /// for the role's legal moves reads the guard once. Returns the guard per role and, per
 /// legal id, whether its AND dropped the guard.
-fn legal_guards(net: &Net) -> (Vec<Option<Ref>>, Vec<bool>) {
+pub(crate) fn legal_guards(net: &Net) -> (Vec<Option<Ref>>, Vec<bool>) {
     let mut readers = vec![0u32; net.nodes.len()];
     for node in &net.nodes {
         for r in &node.inputs {
