@@ -151,6 +151,11 @@ impl Compiled {
         self.lazy.len()
     }
 
+    /// The ref that gives legal id `id`'s legality (with its role's guard if guarded).
+    pub fn legal_ref(&self, id: usize) -> Ref {
+        self.legal[id]
+    }
+
     /// Legal ids whose AND dropped their role's guard (see [`legal_guards`]).
     pub fn guarded_count(&self) -> usize {
         self.guarded.iter().filter(|&&g| g).count()
@@ -172,8 +177,19 @@ impl Compiled {
             let drop = if guarded_node[i] != NONE { guard[guarded_node[i] as usize] } else { None };
             net.nodes[i].inputs.iter().copied().filter(|&r| Some(r) != drop).collect()
         };
-        let node_inputs: Vec<Vec<Ref>> = (0..n).map(inputs).collect();
+        let mut node_inputs: Vec<Vec<Ref>> = (0..n).map(inputs).collect();
         let lazy_gate = goal_only(net, &node_inputs, &guard);
+        // A guarded AND left with one input is that input: the legal id reads it directly,
+        // and the AND (read by nothing else) leaves the network. In nine-board tic-tac-toe a
+        // cell's "empty and on the current board" then flips one node, not three.
+        let mut legal = net.legal.clone();
+        for (id, r) in legal.iter_mut().enumerate() {
+            let i = r.node();
+            if guarded[id] && node_inputs[i].len() == 1 {
+                *r = node_inputs[i][0];
+                node_inputs[i].clear();
+            }
+        }
         let mut offset = vec![0i32; n];
         let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, node) in net.nodes.iter().enumerate() {
@@ -231,7 +247,7 @@ impl Compiled {
         // Roles with few possible moves scan their legal refs when asked; the others keep their
         // legal set up to date through hooks on the nodes that compute legality.
         let mut role_legal: Vec<Vec<(u32, Ref)>> = vec![Vec::new(); net.roles.len()];
-        for (id, (&(role, _), &r)) in net.inputs.iter().zip(&net.legal).enumerate() {
+        for (id, (&(role, _), &r)) in net.inputs.iter().zip(&legal).enumerate() {
             if r != Ref::FALSE {
                 role_legal[role].push((id as u32, r));
             }
@@ -240,7 +256,7 @@ impl Compiled {
         // Hooks: `id << 2 | kind << 1 | negated`, kind 0 a legal id, 1 a base whose next
         // value the node gives.
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (id, r) in net.legal.iter().enumerate() {
+        for (id, r) in legal.iter().enumerate() {
             if !r.is_const() && !scanned[net.inputs[id].0] {
                 hook_lists[r.node()].push((id as u32) << 2 | r.neg() as u32);
             }
@@ -310,7 +326,7 @@ impl Compiled {
             base_ref: net.base_ref.clone(),
             init,
             input_ref: net.input_ref.clone(),
-            legal: net.legal.clone(),
+            legal,
             moves: net.inputs.clone(),
             goals: net.goals.clone(),
             terminal: net.terminal,

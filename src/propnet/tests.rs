@@ -100,6 +100,12 @@ fn legal_sets_kept_by_hooks_and_guards_agree_with_the_interpreter() {
         if file == "tictactoe.kif" {
             // Each role's nine marks are legal only under `(true (control ?p))`: the guard.
             assert_eq!(c.guarded_count(), 18, "tic-tac-toe's mark moves are guarded");
+            // What is left of each AND, `(true (cell ?m ?n b))`, is read directly (as are
+            // the two noops' `(true (control ?q))`).
+            let bases = (0..b.net.inputs.len())
+                .filter(|&id| matches!(b.net.nodes[c.legal_ref(id).node()].kind, build::Kind::Base(_)))
+                .count();
+            assert_eq!(bases, 18 + 2, "guarded legal ANDs of one literal read that literal");
         }
         assert!(differential_with(&g, PropnetMachine::new(c), 20, 3) > 0, "{file}");
     }
