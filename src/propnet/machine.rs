@@ -812,15 +812,11 @@ impl PropnetMachine {
 
     /// Sets the input nodes of the legal ids in `joint` (one per role) and clears the others.
     #[inline]
+    /// The new inputs are set before the old are cleared: an OR over moves (a frame
+    /// condition) that holds both then only counts up and down, and is not queued.
     fn set_joint(&mut self, joint: &[u32]) {
         let c = self.shared();
-        for i in 0..self.joint.len() {
-            let n = self.joint[i] as usize;
-            if !joint.iter().any(|&m| c.input_ref[m as usize].node() == n) {
-                self.set_source(n, false);
-            }
-        }
-        self.joint.clear();
+        let old = self.joint.len();
         for &m in joint {
             let r = c.input_ref[m as usize];
             if !r.is_const() {
@@ -828,6 +824,13 @@ impl PropnetMachine {
                 self.joint.push(r.node() as u32);
             }
         }
+        for i in 0..old {
+            let n = self.joint[i];
+            if !self.joint[old..].contains(&n) {
+                self.set_source(n as usize, false);
+            }
+        }
+        self.joint.drain(..old);
     }
 
     /// The depth charge behind [`StateMachine::playout`], showing each joint move played to
@@ -866,19 +869,26 @@ impl PropnetMachine {
             seen(&bufs.joint);
             self.set_joint(&bufs.joint);
             self.propagate();
-            for w in 0..c.words {
-                let new = c.next_const[w] | self.next_bits[w];
-                let mut diff = new ^ self.cur[w];
-                self.cur[w] = new;
-                while diff != 0 {
-                    let b = w * 64 + diff.trailing_zeros() as usize;
-                    diff &= diff - 1;
-                    let r = c.base_ref[b];
-                    if !r.is_const() {
-                        self.set_source(r.node(), new >> (b % 64) & 1 == 1);
+            // The next state, read before any base is set (a base may hook a next value).
+            let next = &mut bufs.next.bits;
+            next.clear();
+            next.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
+            // Bases that come true first, then those that go false (as with the inputs).
+            for on in [true, false] {
+                for w in 0..c.words {
+                    let new = next[w];
+                    let mut diff = (new ^ self.cur[w]) & if on { new } else { !new };
+                    while diff != 0 {
+                        let b = w * 64 + diff.trailing_zeros() as usize;
+                        diff &= diff - 1;
+                        let r = c.base_ref[b];
+                        if !r.is_const() {
+                            self.set_source(r.node(), on);
+                        }
                     }
                 }
             }
+            self.cur.copy_from_slice(next);
             self.propagate();
             depth += 1;
         };

@@ -539,3 +539,34 @@ fn move_complements_leave_out_off_turn_moves() {
     assert!(differential(&g, 100, 8) > 300);
     assert!(playouts_replay(&g, propnet(&g), 30, 9) > 50);
 }
+
+/// A shift register of 70 cells: each cell's next value is the cell before it, so a base
+/// node gives the next value of another base whose bit may lie in the next state word.
+fn register() -> Game {
+    let mut text = String::from(
+        "(role p) (init (cell 0)) (init (step 0))
+         (<= (legal p (push 1)) (true (cell 0)))
+         (legal p (push 0))
+         (<= (next (cell 0)) (does p (push 1)))
+         (<= (next (cell ?j)) (true (cell ?i)) (next_index ?i ?j))
+         (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+         (<= terminal (true (step 90)))
+         (<= (goal p 100) (true (cell 69)))
+         (<= (goal p 0) (not (true (cell 69))))\n",
+    );
+    for i in 0..69 {
+        text.push_str(&format!("(next_index {i} {})\n", i + 1));
+    }
+    for i in 0..90 {
+        text.push_str(&format!("(succ {i} {})\n", i + 1));
+    }
+    inline(&text)
+}
+
+#[test]
+fn depth_charges_carry_next_values_across_state_words() {
+    let g = register();
+    let b = build_net(&g, &Budget::default()).unwrap();
+    assert!(b.net.bases.len() > 128, "{} bases", b.net.bases.len());
+    assert!(playouts_replay(&g, propnet(&g), 30, 11) > 1000);
+}
