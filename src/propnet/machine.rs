@@ -748,20 +748,29 @@ impl PropnetMachine {
         if self.cur == state.bits {
             return;
         }
+        self.set_bases(&state.bits);
+        self.propagate();
+    }
+
+    /// Sets the bases to the state `new` (to be propagated): first those that come true,
+    /// then those that go false, so that an OR over both is not queued for nothing.
+    #[inline]
+    fn set_bases(&mut self, new: &[u64]) {
         let c = self.shared();
-        for w in 0..c.words {
-            let mut diff = self.cur[w] ^ state.bits[w];
-            while diff != 0 {
-                let b = w * 64 + diff.trailing_zeros() as usize;
-                diff &= diff - 1;
-                let r = c.base_ref[b];
-                if !r.is_const() {
-                    self.set_source(r.node(), state.get(b));
+        for on in [true, false] {
+            for w in 0..c.words {
+                let mut diff = (new[w] ^ self.cur[w]) & if on { new[w] } else { !new[w] };
+                while diff != 0 {
+                    let b = w * 64 + diff.trailing_zeros() as usize;
+                    diff &= diff - 1;
+                    let r = c.base_ref[b];
+                    if !r.is_const() {
+                        self.set_source(r.node(), on);
+                    }
                 }
             }
         }
-        self.cur.copy_from_slice(&state.bits);
-        self.propagate();
+        self.cur.copy_from_slice(new);
     }
 
     /// The moves of a role as legal ids (for tests and tools).
@@ -873,22 +882,7 @@ impl PropnetMachine {
             let next = &mut bufs.next.bits;
             next.clear();
             next.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
-            // Bases that come true first, then those that go false (as with the inputs).
-            for on in [true, false] {
-                for w in 0..c.words {
-                    let new = next[w];
-                    let mut diff = (new ^ self.cur[w]) & if on { new } else { !new };
-                    while diff != 0 {
-                        let b = w * 64 + diff.trailing_zeros() as usize;
-                        diff &= diff - 1;
-                        let r = c.base_ref[b];
-                        if !r.is_const() {
-                            self.set_source(r.node(), on);
-                        }
-                    }
-                }
-            }
-            self.cur.copy_from_slice(next);
+            self.set_bases(next);
             self.propagate();
             depth += 1;
         };
