@@ -50,7 +50,10 @@ pub struct Compiled {
     /// whose next value is not constantly false.
     next_const: Vec<u64>,
     next_live: Vec<(u32, Ref)>,
+    /// Per role: the legal ids and refs of its possible moves, and of those whose ref does
+    /// not need the role's guard (all a scan reads while the guard is false).
     role_legal: Vec<Vec<(u32, Ref)>>,
+    role_unguarded: Vec<Vec<(u32, Ref)>>,
     scanned: Vec<bool>,
     /// Per role: the literal taken out of its guarded legal ANDs (see [`legal_guards`]).
     guard: Vec<Option<Ref>>,
@@ -253,6 +256,8 @@ impl Compiled {
             }
         }
         let scanned: Vec<bool> = role_legal.iter().map(|l| l.len() <= scan_max).collect();
+        let role_unguarded: Vec<Vec<(u32, Ref)>> =
+            role_legal.iter().map(|l| l.iter().copied().filter(|&(id, _)| !guarded[id as usize]).collect()).collect();
         // Hooks: `id << 2 | kind << 1 | negated`, kind 0 a legal id, 1 a base whose next
         // value the node gives.
         let mut hook_lists: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -310,6 +315,7 @@ impl Compiled {
             next_const,
             next_live,
             role_legal,
+            role_unguarded,
             scanned,
             guard,
             guarded,
@@ -803,8 +809,9 @@ impl PropnetMachine {
         let open = c.guard[role].is_none_or(|g| self.value(g));
         if c.scanned[role] {
             scratch.clear();
-            for &(id, r) in &c.role_legal[role] {
-                if (open || !c.guarded[id as usize]) && self.value(r) {
+            let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
+            for &(id, r) in refs {
+                if self.value(r) {
                     scratch.push(id);
                 }
             }
@@ -909,8 +916,9 @@ impl StateMachine for PropnetMachine {
         let c = self.shared();
         let open = c.guard[role].is_none_or(|g| self.value(g));
         if c.scanned[role] {
-            for &(id, r) in &c.role_legal[role] {
-                if (open || !c.guarded[id as usize]) && self.value(r) {
+            let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
+            for &(id, r) in refs {
+                if self.value(r) {
                     out.push(id);
                 }
             }
