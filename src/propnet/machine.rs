@@ -808,14 +808,17 @@ impl PropnetMachine {
         let c = self.shared();
         let open = c.guard[role].is_none_or(|g| self.value(g));
         if c.scanned[role] {
-            scratch.clear();
             let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
-            for &(id, r) in refs {
-                if self.value(r) {
-                    scratch.push(id);
-                }
+            if scratch.len() < refs.len() {
+                scratch.resize(refs.len(), 0);
             }
-            return (!scratch.is_empty()).then(|| scratch[rng.gen_range(0..scratch.len())]);
+            // Branch-free: every id is written, and kept when its ref holds.
+            let mut n = 0;
+            for &(id, r) in refs {
+                scratch[n] = id;
+                n += self.value(r) as usize;
+            }
+            return (n > 0).then(|| scratch[rng.gen_range(0..n)]);
         }
         let (a, b) = (&self.legal_set[2 * role], &self.legal_set[2 * role + 1]);
         let n = a.len() + if open { b.len() } else { 0 };
@@ -917,11 +920,13 @@ impl StateMachine for PropnetMachine {
         let open = c.guard[role].is_none_or(|g| self.value(g));
         if c.scanned[role] {
             let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
+            out.resize(refs.len(), 0);
+            let mut n = 0;
             for &(id, r) in refs {
-                if self.value(r) {
-                    out.push(id);
-                }
+                out[n] = id;
+                n += self.value(r) as usize;
             }
+            out.truncate(n);
         } else {
             out.extend_from_slice(&self.legal_set[2 * role]);
             if open {
