@@ -570,3 +570,18 @@ fn depth_charges_carry_next_values_across_state_words() {
     assert!(b.net.bases.len() > 128, "{} bases", b.net.bases.len());
     assert!(playouts_replay(&g, propnet(&g), 30, 11) > 1000);
 }
+
+/// The benchmark games of the public corpus (when `../shared` is there, as in CI): the
+/// depth charges `bench` times must play real games.
+#[test]
+fn corpus_depth_charges_replay_on_the_interpreter() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/games");
+    if !dir.is_dir() {
+        eprintln!("../shared/games not found: skipped");
+        return;
+    }
+    for name in ["ticTacToe", "connectFour", "breakthrough", "nineBoardTicTacToe", "pentago", "reversi", "hex"] {
+        let g = Game::load(&dir.join(format!("{name}.kif"))).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(playouts_replay(&g, propnet(&g), 6, 1) > 20, "{name}");
+    }
+}
