@@ -686,6 +686,8 @@ pub fn restructure(net: &Net) -> Net {
         let inputs = std::mem::take(&mut nodes[o].inputs);
         nodes[o].inputs = factor_or(&mut nodes, inputs, &fanout, &cyclic);
     }
+    let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
+    turn_complements(net, &mut nodes, &mut complement);
     // Move complements.
     let mut live: Vec<Vec<Ref>> = vec![Vec::new(); net.roles.len()];
     let mut role_of_node: FxHashMap<usize, usize> = FxHashMap::default();
@@ -706,7 +708,6 @@ pub fn restructure(net: &Net) -> Net {
             .map(|k| net.input_ref[k])
             .collect()
     };
-    let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
     for o in 0..nodes.len() {
         if nodes[o].kind != Kind::Or {
             continue;
@@ -729,22 +730,131 @@ pub fn restructure(net: &Net) -> Net {
             if others.iter().any(|r| off_turn.contains(r)) {
                 continue;
             }
-            let replacement = match others.len() {
-                0 => Ref::TRUE,
-                1 => others[0].not(),
-                _ => complement
-                    .entry(others)
-                    .or_insert_with_key(|others| {
-                        nodes.push(Node { kind: Kind::Or, inputs: others.clone() });
-                        Ref::new(nodes.len() as u32 - 1, true)
-                    })
-                    .to_owned(),
-            };
+            let replacement = negated_or(&mut nodes, &mut complement, others);
             nodes[o].inputs.retain(|r| group.binary_search(r).is_err());
             nodes[o].inputs.push(replacement);
         }
     }
     Net { nodes, ..net.without_nodes() }
+}
+
+/// `¬(r₁ ∨ … ∨ rₙ)` for sorted `refs`, one shared node per set (`TRUE` for none).
+fn negated_or(nodes: &mut Vec<Node>, made: &mut FxHashMap<Vec<Ref>, Ref>, refs: Vec<Ref>) -> Ref {
+    match refs.len() {
+        0 => Ref::TRUE,
+        1 => refs[0].not(),
+        _ => *made.entry(refs).or_insert_with_key(|refs| {
+            nodes.push(Node { kind: Kind::Or, inputs: refs.clone() });
+            Ref::new(nodes.len() as u32 - 1, true)
+        }),
+    }
+}
+
+/// The moves of a turn-taking game that only the role whose turn it is can play, if the
+/// game is one: every role has a legal guard (see [`legal_guards`](super::machine::legal_guards))
+/// that is a base; exactly one guard holds initially and the guards' next values are the
+/// guards themselves, permuted (`(next (control white)) :- (true (control black))`), so
+/// exactly one holds in every reachable state; and every move of a role is either guarded
+/// or legal only under another role's guard (`(legal white noop) :- (true (control
+/// black))`). Then in every legal joint move exactly one role plays a guarded move: the
+/// role whose guard holds plays one of its guarded moves, the others their off-turn moves.
+pub(crate) fn turn_moves(net: &Net) -> Option<rustc_hash::FxHashSet<usize>> {
+    let (guard, guarded) = super::machine::legal_guards(net);
+    let base_of = |r: Ref| match net.nodes[r.node()].kind {
+        Kind::Base(b) if !r.neg() && !r.is_const() => Some(b as usize),
+        _ => None,
+    };
+    let bases: Vec<usize> = guard.iter().map(|g| g.and_then(base_of)).collect::<Option<_>>()?;
+    let mut sorted = bases.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != bases.len() || bases.iter().filter(|&&b| net.init[b]).count() != 1 {
+        return None;
+    }
+    let mut next: Vec<usize> = bases.iter().map(|&b| base_of(net.next[b])).collect::<Option<_>>()?;
+    next.sort_unstable();
+    if next != sorted {
+        return None;
+    }
+    let mut moves = rustc_hash::FxHashSet::default();
+    for (k, &(role, _)) in net.inputs.iter().enumerate() {
+        let i = net.input_ref[k];
+        if i.is_const() || net.legal[k] == Ref::FALSE {
+            continue;
+        }
+        if guarded[k] {
+            moves.insert(i.node());
+        } else if !base_of(net.legal[k]).is_some_and(|b| bases.contains(&b) && b != bases[role]) {
+            return None;
+        }
+    }
+    Some(moves)
+}
+
+/// *Turn complements*: in a turn-taking game (see [`turn_moves`]) an OR over the guarded
+/// moves of all roles (through ORs of such moves) holds iff the one guarded move played is
+/// among them, so it equals the negation of an OR over the other guarded moves. Where those
+/// are fewer, it becomes that: breakthrough's frame condition for a cell, "some move that
+/// touches neither this cell", becomes "no move touching this cell" (14 moves, not 290).
+fn turn_complements(net: &Net, nodes: &mut Vec<Node>, made: &mut FxHashMap<Vec<Ref>, Ref>) {
+    let Some(moves) = turn_moves(net) else { return };
+    let all: Vec<Ref> = {
+        let mut v: Vec<Ref> = moves.iter().map(|&n| Ref::new(n as u32, false)).collect();
+        v.sort_unstable();
+        v
+    };
+    // Per OR: the guarded moves it is the OR of, or None if it reads anything else.
+    let n = nodes.len();
+    let mut sets: Vec<Option<Option<Vec<Ref>>>> = vec![None; n];
+    fn set_of(
+        o: usize,
+        nodes: &[Node],
+        moves: &rustc_hash::FxHashSet<usize>,
+        sets: &mut Vec<Option<Option<Vec<Ref>>>>,
+    ) -> Option<Vec<Ref>> {
+        if let Some(s) = &sets[o] {
+            return s.clone();
+        }
+        sets[o] = Some(None); // cycles read as "anything else"
+        let mut out = Vec::new();
+        let mut ok = nodes[o].kind == Kind::Or;
+        for &r in &nodes[o].inputs {
+            if !ok {
+                break;
+            }
+            if r.neg() {
+                ok = false;
+            } else if moves.contains(&r.node()) {
+                out.push(r);
+            } else if nodes[r.node()].kind == Kind::Or {
+                match set_of(r.node(), nodes, moves, sets) {
+                    Some(s) => out.extend(s),
+                    None => ok = false,
+                }
+            } else {
+                ok = false;
+            }
+        }
+        let res = ok.then(|| {
+            out.sort_unstable();
+            out.dedup();
+            out
+        });
+        sets[o] = Some(res.clone());
+        res
+    }
+    for o in 0..n {
+        if nodes[o].kind != Kind::Or {
+            continue;
+        }
+        let Some(s) = set_of(o, nodes, &moves, &mut sets) else { continue };
+        if 2 * s.len() <= all.len() || s.len() < 2 {
+            continue;
+        }
+        let rest: Vec<Ref> = all.iter().copied().filter(|r| s.binary_search(r).is_err()).collect();
+        let replacement = negated_or(nodes, made, rest);
+        nodes[o].inputs = vec![replacement];
+    }
 }
 
 /// Factors the inputs of one OR; new nodes are appended to `nodes`. An AND input may be

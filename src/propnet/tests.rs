@@ -585,3 +585,23 @@ fn corpus_depth_charges_replay_on_the_interpreter() {
         assert!(playouts_replay(&g, propnet(&g), 6, 1) > 20, "{name}");
     }
 }
+
+#[test]
+fn turn_taking_is_recognised_only_where_the_turn_provably_alternates() {
+    let moves = |g: &Game| build::turn_moves(&build_net(g, &Budget::default()).unwrap().net).map(|m| m.len());
+    assert_eq!(moves(&inline(STRIP)), Some(12), "each side's six walks");
+    assert_eq!(moves(&game("tictactoe.kif")), Some(18));
+    assert_eq!(moves(&inline(LAMPS)), None, "no guard: both press at once");
+    // White may keep the turn: the guards' next values are no longer a permutation.
+    let again = STRIP.replace(
+        "(<= (next (control black)) (true (control white)))",
+        "(<= (next (control black)) (true (control white)) (not (does white (move 1 2))))
+         (<= (next (control white)) (does white (move 1 2)))",
+    );
+    assert_eq!(moves(&inline(&again)), None);
+    assert!(differential(&inline(&again), 100, 12) > 300);
+    // The frame conditions of the strip read only the moves that touch their cell.
+    let b = build_net(&inline(STRIP), &Budget::default()).unwrap();
+    let widest = b.net.nodes.iter().map(|n| n.inputs.len()).max().unwrap();
+    assert!(widest <= 4, "an OR of {widest} inputs is left");
+}
