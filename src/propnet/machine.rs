@@ -66,6 +66,7 @@ pub struct Compiled {
     lazy_start: Vec<u32>,
     lazy_in: Vec<Ref>,
     init: Vec<u64>,
+    /// Per legal id: its input node, or a constant if nothing reads it (never set).
     input_ref: Vec<Ref>,
     legal: Vec<Ref>,
     /// Per legal id: its role and move term.
@@ -307,6 +308,9 @@ impl Compiled {
                 next_live.push((b as u32, r));
             }
         }
+        // An input nothing reads (a noop, usually) is never set.
+        let read = |i: usize| out_start[i] != out_start[i + 1] || hook_start[i] != hook_start[i + 1];
+        let input_ref = net.input_ref.iter().map(|&r| if read(r.node()) { r } else { Ref::FALSE }).collect();
         Compiled {
             lazy,
             lazy_and,
@@ -331,7 +335,7 @@ impl Compiled {
             hooks,
             base_ref: net.base_ref.clone(),
             init,
-            input_ref: net.input_ref.clone(),
+            input_ref,
             legal,
             moves: net.inputs.clone(),
             goals: net.goals.clone(),
