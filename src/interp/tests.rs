@@ -1117,3 +1117,33 @@ mod playouts {
         }
     }
 }
+
+/// A chain of `n` steps read top-down from its far end: `(reachable n)` asks for
+/// `(reachable n-1)`, and so on down to the state.
+fn chain(n: usize) -> Interpreter {
+    let mut text = String::from(
+        "(role r) (init (at 0))
+         (<= (reachable ?x) (true (at ?x)))
+         (<= (reachable ?y) (succ ?x ?y) (reachable ?x))\n",
+    );
+    text.push_str(&format!("(<= (legal r go) (reachable {n}))\n(legal r wait)\n"));
+    text.push_str("(<= (next (at ?x)) (true (at ?x))) (<= terminal (true (at 1))) (goal r 0)\n");
+    for i in 0..n {
+        text.push_str(&format!("(succ {i} {})\n", i + 1));
+    }
+    inline(&text)
+}
+
+#[test]
+fn deep_top_down_recursion_stops_at_the_call_depth_guard() {
+    // Shallow: answered.
+    let mut m = chain(100);
+    let s = m.initial_state();
+    assert_eq!(legal(&mut m, &s, 0), ["go", "wait"]);
+    assert!(!m.overflowed());
+    // Past the guard: no stack overflow; the answer is flagged as cut short.
+    let mut m = chain(3 * table::MAX_CALL_DEPTH as usize);
+    let s = m.initial_state();
+    let _ = legal(&mut m, &s, 0);
+    assert!(m.overflowed(), "evaluation past the call-depth guard must say so");
+}
