@@ -659,6 +659,8 @@ fn prune(net: &mut Net) {
 ///   [`legal_guards`](super::machine::legal_guards)), a move legal without its role's guard,
 ///   such as `noop` while the other side moves. It is played every other turn, and as an
 ///   input of every complement it would flip them all (breakthrough's 64 frame conditions).
+/// - *Turn complements* (before move complements): the same across roles where the turn
+///   provably alternates (see [`turn_complements`]).
 pub fn restructure(net: &Net) -> Net {
     let mut nodes = net.nodes.clone();
     let mut fanout = vec![0u32; nodes.len()];

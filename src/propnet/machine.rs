@@ -834,9 +834,9 @@ impl PropnetMachine {
     }
 
     /// Sets the input nodes of the legal ids in `joint` (one per role) and clears the others.
-    #[inline]
     /// The new inputs are set before the old are cleared: an OR over moves (a frame
     /// condition) that holds both then only counts up and down, and is not queued.
+    #[inline]
     fn set_joint(&mut self, joint: &[u32]) {
         let c = self.shared();
         let old = self.joint.len();
