@@ -285,7 +285,72 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         Interpreter::materialized(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
     interp.lead_with(demand.iter().map(|(k, &d)| (d, k.1)));
     interp.lead_with(guards);
-    let complete = interp.eval_static();
+    // Relations whose relaxed tuples are atoms true in every state: no rule in their cone
+    // reads the state, the moves, an exclusion, or anything under negation (the relaxed
+    // rules are then the rules, restricted by demand or guards at most). A positive literal
+    // of one holds in every instance (the relaxed join found its atom), so it is left out of
+    // the ground bodies; and such a relation no ground body reads (never negated, not a
+    // keyword, no exclusion's candidates) needs no instances at all.
+    let exact: rustc_hash::FxHashSet<(Sym, usize)> = {
+        let key = |a: &Atom| (a.rel, a.args.len());
+        let mut exact: rustc_hash::FxHashSet<(Sym, usize)> = flats.iter().map(|fr| key(&fr.head)).collect();
+        loop {
+            let before = exact.len();
+            for fr in &flats {
+                if !exact.contains(&key(&fr.head)) {
+                    continue;
+                }
+                let inexact = fr.body.iter().any(|l| match l {
+                    FlatLit::Neg(_) => true,
+                    FlatLit::Pos(a) => {
+                        a.rel == kw::TRUE || a.rel == kw::DOES || excl_of.contains_key(&a.rel) || {
+                            let k = key(a);
+                            !exact.contains(&k) && flats.iter().any(|g| key(&g.head) == k)
+                        }
+                    }
+                    _ => false,
+                });
+                if inexact {
+                    exact.remove(&key(&fr.head));
+                }
+            }
+            if exact.len() == before {
+                break;
+            }
+        }
+        exact
+    };
+    let unread: rustc_hash::FxHashSet<(Sym, usize)> = {
+        let neg_read: rustc_hash::FxHashSet<(Sym, usize)> = flats
+            .iter()
+            .flat_map(|fr| fr.body.iter())
+            .filter_map(|l| if let FlatLit::Neg(a) = l { Some((a.rel, a.args.len())) } else { None })
+            .collect();
+        let cands: rustc_hash::FxHashSet<Sym> = excls.iter().map(|x| x.cand).collect();
+        exact
+            .iter()
+            .copied()
+            .filter(|k| k.0 .0 as usize >= kw::NAMES.len() && !neg_read.contains(k) && !cands.contains(&k.0))
+            .collect()
+    };
+
+    // Instance relations past the budget end the analysis early (a first try as written
+    // that is too large then costs less).
+    let watch: Vec<(Sym, usize)> = flats
+        .iter()
+        .zip(&inst)
+        .filter(|(fr, _)| !unread.contains(&(fr.head.rel, fr.head.args.len())))
+        .filter_map(|(_, i)| i.as_ref().map(|(name, vars)| (*name, vars.len())))
+        .collect();
+    let complete = match interp.eval_static_limited(&watch, budget.max_instances) {
+        Ok(complete) => complete,
+        Err(n) => {
+            return Err(GroundError::TooLarge(format!(
+                "more than {} rule instances ({n} listed)",
+                budget.max_instances
+            )))
+        }
+    };
     if interp.timed_out() {
         return Err(GroundError::Timeout("computing domains".into()));
     }
@@ -305,7 +370,9 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
     for (i, fr) in flats.iter().enumerate() {
         let mut row = Vec::new();
         let mut n = 1;
-        if let Some((name, vars)) = &inst[i] {
+        if unread.contains(&(fr.head.rel, fr.head.args.len())) {
+            n = 0;
+        } else if let Some((name, vars)) = &inst[i] {
             n = 0;
             interp
                 .for_each_tuple(*name, vars.len(), |t| {
@@ -357,12 +424,15 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
                 _ => None,
             })
             .collect();
+        let always: Vec<bool> =
+            fr.body.iter().map(|l| matches!(l, FlatLit::Pos(a) if exact.contains(&(a.rel, a.args.len())))).collect();
         for k in 0..*n {
             let vals = &row[k * vars.len()..(k + 1) * vars.len()];
             let head = ground_atom(&fr.head, vars, vals, &mut terms, &mut scratch);
             let start = lits.len() as u32;
             for (j, l) in fr.body.iter().enumerate() {
                 let (a, neg) = match l {
+                    FlatLit::Pos(_) if always[j] => continue,
                     FlatLit::Pos(a) => (a, false),
                     FlatLit::Neg(a) => (a, true),
                     // Held in the relaxed join, and ground: already true.
