@@ -727,7 +727,10 @@ pub fn restructure(net: &Net) -> Net {
             nodes[o].inputs.push(replacement);
         }
     }
-    Net { nodes, ..net.without_nodes() }
+    // The ANDs factoring took apart are read by nothing now: dropped before the next pass.
+    let mut out = Net { nodes, ..net.without_nodes() };
+    prune(&mut out);
+    out
 }
 
 /// Factors the inputs of one OR; new nodes are appended to `nodes`. An AND input may be
