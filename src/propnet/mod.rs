@@ -63,6 +63,7 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
     let t1 = Instant::now();
     let net = build::optimize(&raw, budget)?;
     tracing::debug!(game = %game.name, stats = ?net.stats(), "optimized once");
+    budget.check_time("optimizing the network")?;
     let net = build::optimize(&build::restructure(&net), budget)?;
     let t2 = Instant::now();
     let report = BuildReport {
