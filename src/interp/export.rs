@@ -12,7 +12,14 @@ impl Interpreter {
     /// Evaluates every static component, in dependency order. Returns false if evaluation
     /// overflowed the memory guard (results are then incomplete).
     pub fn eval_static(&mut self) -> bool {
+        self.eval_static_limited(&[], usize::MAX).unwrap_or(false)
+    }
+
+    /// [`Interpreter::eval_static`], stopping with `Err(total)` as soon as the relations
+    /// `watch` hold more than `limit` tuples together (checked after each component).
+    pub fn eval_static_limited(&mut self, watch: &[(Sym, usize)], limit: usize) -> Result<bool, usize> {
         let plan = Arc::clone(&self.plan);
+        let watched: Vec<usize> = watch.iter().filter_map(|k| plan.rel_names.iter().position(|r| r == k)).collect();
         for c in 0..plan.comps.len() {
             if plan.comps[c].phase == Phase::Static && !self.computed[c] {
                 let t = std::time::Instant::now();
@@ -29,11 +36,17 @@ impl Interpreter {
                 }
                 self.computed[c] = true;
                 if self.overflowed() {
-                    return false;
+                    return Ok(false);
+                }
+                if !watched.is_empty() && plan.comps[c].rels.iter().any(|r| watched.contains(r)) {
+                    let total: usize = watched.iter().map(|&r| self.db.rels[r].len as usize).sum();
+                    if total > limit {
+                        return Err(total);
+                    }
                 }
             }
         }
-        true
+        Ok(true)
     }
 
     /// Has the joins planned from now on start with a literal of one of these relations

@@ -510,7 +510,10 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
         v.dedup();
         v
     };
-    for comp in &comps {
+    for (ci, comp) in comps.iter().enumerate() {
+        if ci % 65536 == 0 {
+            budget.check_time("optimizing the network")?;
+        }
         let cyclic = comp.len() > 1 || net.nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
         if cyclic {
             let live: Vec<usize> = comp.iter().copied().filter(|&n| known(n).is_none()).collect();
@@ -737,7 +740,10 @@ pub fn restructure(net: &Net) -> Net {
             nodes[o].inputs.push(replacement);
         }
     }
-    Net { nodes, ..net.without_nodes() }
+    // The ANDs factoring took apart are read by nothing now: dropped before the next pass.
+    let mut out = Net { nodes, ..net.without_nodes() };
+    prune(&mut out);
+    out
 }
 
 /// `¬(r₁ ∨ … ∨ rₙ)` for sorted `refs`, one shared node per set (`TRUE` for none).

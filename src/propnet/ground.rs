@@ -9,7 +9,9 @@
 //! of `#inst_i` are exactly the rule's ground instances (listed once, after the fixpoint).
 //!
 //! Rewrites that keep the meaning and shrink the instances: `project_locals`,
-//! `split_components` and, when the grounding is too large as written, `eliminate_locals`.
+//! `split_components`, exclusion chains (`super::exclude`) and, when the grounding is too
+//! large as written, `eliminate_locals`. Guards (`super::guard`) restrict relations read
+//! positively to the atoms their readers can name.
 //!
 //! Demand: a relation read only under negation (never by a positive literal) matters only
 //! at the atoms those negative literals name in some instance. Its rules in the relaxed game
@@ -132,6 +134,9 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
     let flats = if eliminate { eliminate_locals(flats, &mut symbols) } else { flats };
     let flats = project_locals(flats, &mut symbols);
     let flats = split_components(flats, &mut symbols);
+    let (flats, excls) = super::exclude::exclude_chains(flats, &mut symbols);
+    // The relaxed stand-in (`any`) of each exclusion relation (`ne`), and its index.
+    let excl_of: rustc_hash::FxHashMap<Sym, usize> = excls.iter().enumerate().map(|(e, x)| (x.ne, e)).collect();
     if tracing::enabled!(tracing::Level::TRACE) {
         for (i, fr) in flats.iter().enumerate() {
             tracing::trace!(i, rule = %show_rule(fr, &symbols), "rewritten rule");
@@ -149,7 +154,11 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         kw::NEXT => next,
         s => s,
     };
-    let relax_atom = |a: &Atom| Atom { rel: relax_rel(a.rel), args: a.args.clone() };
+    let relax_atom = |a: &Atom| match excl_of.get(&a.rel) {
+        // "a candidate other than this one" is over-approximated by "a candidate".
+        Some(&e) => Atom { rel: excls[e].any, args: a.args[..excls[e].key_len].to_vec() },
+        None => Atom { rel: relax_rel(a.rel), args: a.args.clone() },
+    };
 
     // Relations read only under negation: their rules are instantiated only for the head
     // atoms some instance's negative literal names (listed in `#demand_k`).
@@ -178,6 +187,8 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
     // The relaxed game, and for each flat rule its variables (the columns of `#inst_i`).
     let mut rules: Vec<Rule> = Vec::new();
     let mut inst: Vec<Option<(Sym, Vec<Sym>)>> = Vec::with_capacity(flats.len());
+    // (head rule, instance rule) of each flat rule with a body.
+    let mut twins: Vec<(usize, usize)> = Vec::new();
     for (i, fr) in flats.iter().enumerate() {
         if fr.body.is_empty() {
             rules.push(Rule { head: relax_atom(&fr.head), body: Vec::new(), pos: fr.pos });
@@ -209,6 +220,7 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         // The head's rule and the instances' rule have the same body: nothing reads
         // `#inst_i`, so the instances are listed once, after the fixpoint the head is part
         // of (a recursive component would list them again in every round).
+        twins.push((rules.len(), rules.len() + 1));
         rules.push(Rule { head: relax_atom(&fr.head), body: body.clone(), pos: fr.pos });
         rules.push(Rule { head: row.clone(), body, pos: fr.pos });
         for l in &fr.body {
@@ -237,11 +249,108 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         body: vec![Literal::Atom(Atom { rel: kw::LEGAL, args: vec![var(vr), var(vm)] })],
         pos: Default::default(),
     });
+    for ex in &excls {
+        let vs: Vec<Term> = (0..ex.key_len + ex.width).map(|i| var(symbols.intern(&format!("?#e{i}")))).collect();
+        rules.push(Rule {
+            head: Atom { rel: ex.any, args: vs[..ex.key_len].to_vec() },
+            body: vec![Literal::Atom(Atom { rel: ex.cand, args: vs })],
+            pos: Default::default(),
+        });
+    }
+    // Demand for relations read positively (see `guard`): not for keywords, the relaxed
+    // game's own relations, or relations some rule reads under negation.
+    let guards = {
+        let mut is_inst = vec![false; rules.len()];
+        let mut twin = vec![None; rules.len()];
+        for &(h, i) in &twins {
+            is_inst[i] = true;
+            twin[h] = Some(i);
+        }
+        let neg_read: rustc_hash::FxHashSet<(Sym, usize)> = flats
+            .iter()
+            .flat_map(|fr| fr.body.iter())
+            .filter_map(|l| if let FlatLit::Neg(a) = l { Some((a.rel, a.args.len())) } else { None })
+            .collect();
+        let own: rustc_hash::FxHashSet<Sym> = [base, does, init, next]
+            .into_iter()
+            .chain(demand.values().copied())
+            .chain(inst.iter().flatten().map(|(s, _)| *s))
+            .collect();
+        let eligible =
+            |k: (Sym, usize)| k.0 .0 as usize >= kw::NAMES.len() && !own.contains(&k.0) && !neg_read.contains(&k);
+        super::guard::add_guards(&mut rules, &is_inst, &twin, eligible, &mut symbols)
+    };
     let relaxed = Game { name: game.name.clone(), rules, symbols: symbols.clone() };
     let mut interp =
         Interpreter::materialized(&relaxed, budget.deadline).map_err(|e| GroundError::Invalid(e.to_string()))?;
     interp.lead_with(demand.iter().map(|(k, &d)| (d, k.1)));
-    let complete = interp.eval_static();
+    interp.lead_with(guards);
+    // Relations whose relaxed tuples are atoms true in every state: no rule in their cone
+    // reads the state, the moves, an exclusion, or anything under negation (the relaxed
+    // rules are then the rules, restricted by demand or guards at most). A positive literal
+    // of one holds in every instance (the relaxed join found its atom), so it is left out of
+    // the ground bodies; and such a relation no ground body reads (never negated, not a
+    // keyword, no exclusion's candidates) needs no instances at all.
+    let exact: rustc_hash::FxHashSet<(Sym, usize)> = {
+        let key = |a: &Atom| (a.rel, a.args.len());
+        let mut exact: rustc_hash::FxHashSet<(Sym, usize)> = flats.iter().map(|fr| key(&fr.head)).collect();
+        loop {
+            let before = exact.len();
+            for fr in &flats {
+                if !exact.contains(&key(&fr.head)) {
+                    continue;
+                }
+                let inexact = fr.body.iter().any(|l| match l {
+                    FlatLit::Neg(_) => true,
+                    FlatLit::Pos(a) => {
+                        a.rel == kw::TRUE || a.rel == kw::DOES || excl_of.contains_key(&a.rel) || {
+                            let k = key(a);
+                            !exact.contains(&k) && flats.iter().any(|g| key(&g.head) == k)
+                        }
+                    }
+                    _ => false,
+                });
+                if inexact {
+                    exact.remove(&key(&fr.head));
+                }
+            }
+            if exact.len() == before {
+                break;
+            }
+        }
+        exact
+    };
+    let unread: rustc_hash::FxHashSet<(Sym, usize)> = {
+        let neg_read: rustc_hash::FxHashSet<(Sym, usize)> = flats
+            .iter()
+            .flat_map(|fr| fr.body.iter())
+            .filter_map(|l| if let FlatLit::Neg(a) = l { Some((a.rel, a.args.len())) } else { None })
+            .collect();
+        let cands: rustc_hash::FxHashSet<Sym> = excls.iter().map(|x| x.cand).collect();
+        exact
+            .iter()
+            .copied()
+            .filter(|k| k.0 .0 as usize >= kw::NAMES.len() && !neg_read.contains(k) && !cands.contains(&k.0))
+            .collect()
+    };
+
+    // Instance relations past the budget end the analysis early (a first try as written
+    // that is too large then costs less).
+    let watch: Vec<(Sym, usize)> = flats
+        .iter()
+        .zip(&inst)
+        .filter(|(fr, _)| !unread.contains(&(fr.head.rel, fr.head.args.len())))
+        .filter_map(|(_, i)| i.as_ref().map(|(name, vars)| (*name, vars.len())))
+        .collect();
+    let complete = match interp.eval_static_limited(&watch, budget.max_instances) {
+        Ok(complete) => complete,
+        Err(n) => {
+            return Err(GroundError::TooLarge(format!(
+                "more than {} rule instances ({n} listed)",
+                budget.max_instances
+            )))
+        }
+    };
     if interp.timed_out() {
         return Err(GroundError::Timeout("computing domains".into()));
     }
@@ -261,7 +370,9 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
     for (i, fr) in flats.iter().enumerate() {
         let mut row = Vec::new();
         let mut n = 1;
-        if let Some((name, vars)) = &inst[i] {
+        if unread.contains(&(fr.head.rel, fr.head.args.len())) {
+            n = 0;
+        } else if let Some((name, vars)) = &inst[i] {
             n = 0;
             interp
                 .for_each_tuple(*name, vars.len(), |t| {
@@ -282,6 +393,14 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         }
         rows.push((n, row));
     }
+    let mut cands: Vec<Vec<TermId>> = Vec::with_capacity(excls.len());
+    for ex in &excls {
+        let mut c = Vec::new();
+        interp
+            .for_each_tuple(ex.cand, ex.key_len + ex.width, |t| c.extend_from_slice(t))
+            .map_err(GroundError::TooLarge)?;
+        cands.push(c);
+    }
     let mut terms = interp.into_terms();
     let role_terms: Vec<TermId> = roles.iter().map(|&r| terms.intern(r, &[])).collect();
     let inputs: Vec<(usize, TermId)> =
@@ -291,22 +410,38 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
     let mut out_rules = Vec::with_capacity(total);
     let mut lits: Vec<GLit> = Vec::new();
     let mut scratch = Vec::new();
+    // The exclusion atoms the instances read, per exclusion relation.
+    let mut needed: Vec<rustc_hash::FxHashSet<TermId>> = vec![Default::default(); excls.len()];
     for (i, fr) in flats.iter().enumerate() {
         budget.check_time("instantiating rules")?;
         let vars: &[Sym] = inst[i].as_ref().map_or(&[], |(_, v)| v);
         let (n, row) = &rows[i];
+        let excl_at: Vec<Option<usize>> = fr
+            .body
+            .iter()
+            .map(|l| match l {
+                FlatLit::Pos(a) => excl_of.get(&a.rel).copied(),
+                _ => None,
+            })
+            .collect();
+        let always: Vec<bool> =
+            fr.body.iter().map(|l| matches!(l, FlatLit::Pos(a) if exact.contains(&(a.rel, a.args.len())))).collect();
         for k in 0..*n {
             let vals = &row[k * vars.len()..(k + 1) * vars.len()];
             let head = ground_atom(&fr.head, vars, vals, &mut terms, &mut scratch);
             let start = lits.len() as u32;
-            for l in &fr.body {
+            for (j, l) in fr.body.iter().enumerate() {
                 let (a, neg) = match l {
+                    FlatLit::Pos(_) if always[j] => continue,
                     FlatLit::Pos(a) => (a, false),
                     FlatLit::Neg(a) => (a, true),
                     // Held in the relaxed join, and ground: already true.
                     FlatLit::Distinct(..) | FlatLit::Same(..) => continue,
                 };
                 let atom = ground_atom(a, vars, vals, &mut terms, &mut scratch);
+                if let Some(e) = excl_at[j] {
+                    needed[e].insert(atom);
+                }
                 lits.push(GLit { atom, neg });
             }
             if lits.len() > budget.max_literals {
@@ -314,6 +449,10 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
             }
             out_rules.push(GRule { head, start, len: lits.len() as u32 - start });
         }
+    }
+    super::exclude::build_chains(&excls, &cands, &needed, &mut terms, &mut out_rules, &mut lits);
+    if out_rules.len() > budget.max_instances {
+        return Err(GroundError::TooLarge(format!("more than {} rule instances", budget.max_instances)));
     }
     Ok(Grounding {
         terms,

@@ -10,7 +10,9 @@
 pub mod batch;
 pub mod build;
 mod dot;
+mod exclude;
 pub mod ground;
+mod guard;
 pub mod machine;
 
 pub use batch::BatchMachine;
@@ -60,6 +62,8 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
     let raw = build::raw_net(&g, budget)?;
     let t1 = Instant::now();
     let net = build::optimize(&raw, budget)?;
+    tracing::debug!(game = %game.name, stats = ?net.stats(), "optimized once");
+    budget.check_time("optimizing the network")?;
     let net = build::optimize(&build::restructure(&net), budget)?;
     let t2 = Instant::now();
     let report = BuildReport {

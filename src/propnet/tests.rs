@@ -605,3 +605,95 @@ fn turn_taking_is_recognised_only_where_the_turn_provably_alternates() {
     let widest = b.net.nodes.iter().map(|n| n.inputs.len()).max().unwrap();
     assert!(widest <= 4, "an OR of {widest} inputs is left");
 }
+
+/// Pieces on a 3 by 3 board, one cell flipped per step. `company` (a piece on some other
+/// cell, through the two-rule disequality `diff2`), `other` (through `distinct`) and
+/// `row_seen` (an `or` of two candidates) are exclusion rules; `seen` is not (its candidates
+/// depend on the excluded value), nor is `leaning`: `skew` looks like `diff2` but its rules
+/// filter differently, so it must not be taken for a disequality.
+const EXCLUDE: &str = "
+(role p)
+(coord 1) (coord 2) (coord 3) (small 1)
+(init (on 1 1)) (init (on 2 3)) (init (mark 3 2)) (init (step 0))
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+(<= (diff2 ?x1 ?y1 ?x2 ?y2) (distinct ?x1 ?x2) (coord ?x1) (coord ?y1) (coord ?x2) (coord ?y2))
+(<= (diff2 ?x1 ?y1 ?x2 ?y2) (distinct ?y1 ?y2) (coord ?x1) (coord ?y1) (coord ?x2) (coord ?y2))
+(<= (skew ?x1 ?y1 ?x2 ?y2) (distinct ?x1 ?x2) (coord ?x1) (coord ?y1) (coord ?x2) (coord ?y2))
+(<= (skew ?x1 ?y1 ?x2 ?y2) (distinct ?y1 ?y2) (small ?x1) (coord ?y1) (coord ?x2) (coord ?y2))
+(<= (legal p (flip ?x ?y)) (coord ?x) (coord ?y))
+(<= (next (on ?x ?y)) (does p (flip ?x ?y)) (not (true (on ?x ?y))))
+(<= (next (on ?x ?y)) (true (on ?x ?y)) (not (does p (flip ?x ?y))))
+(<= (next (mark ?x ?y)) (true (mark ?x ?y)))
+(<= (next (mark ?x ?y)) (does p (flip ?x ?y)) (true (on ?x ?y)))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= (company ?x ?y) (true (on ?u ?v)) (diff2 ?x ?y ?u ?v))
+(<= (lonely ?x ?y) (coord ?x) (coord ?y) (not (company ?x ?y)))
+(<= (next (lit ?x ?y)) (lonely ?x ?y))
+(<= (other ?c) (coord ?c) (true (on ?d ?e)) (distinct ?c ?d))
+(<= (next (oth ?c)) (other ?c))
+(<= (seen ?x) (coord ?x) (or (true (on ?u ?x)) (true (mark ?u ?x))) (distinct ?x ?u))
+(<= (next (saw ?x)) (seen ?x))
+(<= (row_seen ?x) (coord ?x) (or (true (on ?u ?v)) (true (mark ?u ?v))) (distinct ?x ?u))
+(<= (next (rsaw ?x)) (row_seen ?x))
+(<= (leaning ?x ?y) (true (mark ?u ?v)) (skew ?x ?y ?u ?v))
+(<= (next (lean ?x ?y)) (leaning ?x ?y))
+(<= terminal (true (step 8)))
+(<= (goal p 100) (true (on 2 2)))
+(<= (goal p 0) (not (true (on 2 2))))
+";
+
+#[test]
+fn exclusion_rules_keep_the_meaning() {
+    let g = inline(EXCLUDE);
+    let flats = crate::gdl::flatten(&g.rules).unwrap();
+    let mut symbols = g.symbols.clone();
+    let (_, excls) = super::exclude::exclude_chains(flats, &mut symbols);
+    // company, other, row_seen (its two disjuncts share one).
+    assert_eq!(excls.len(), 3, "{excls:?}");
+    assert!(differential(&g, 80, 21) > 300);
+}
+
+/// Nine cells in a row; `clear ?x ?y ?ig` ("the way from ?x to ?y is clear, ignoring a wall
+/// at ?ig") is read only with `?ig` = 5, so its free `?ig` should not range over every cell.
+const GUARD: &str = "
+(role p)
+(cell 1) (cell 2) (cell 3) (cell 4) (cell 5) (cell 6) (cell 7) (cell 8) (cell 9)
+(succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8) (succ 8 9)
+(init (at 1)) (init (wall 5)) (init (wall 7))
+(<= (clear ?x ?x ?ig) (cell ?x) (cell ?ig))
+(<= (clear ?x ?y ?ig) (succ ?x ?z) (not (true (wall ?z))) (clear ?z ?y ?ig))
+(<= (clear ?x ?y ?ig) (succ ?x ?ig) (clear ?ig ?y ?ig))
+(<= (legal p (go ?x ?y)) (true (at ?x)) (clear ?x ?y 5) (distinct ?x ?y))
+(<= (legal p (knock ?z)) (true (wall ?z)))
+(<= (legal p stay) (true (at ?x)))
+(<= (next (at ?y)) (does p (go ?x ?y)))
+(<= (next (at ?x)) (true (at ?x)) (not (moved)))
+(<= moved (does p (go ?x ?y)))
+(<= (next (wall ?z)) (true (wall ?z)) (not (does p (knock ?z))))
+(<= terminal (true (at 9)))
+(<= (goal p 100) (true (at 9)))
+(<= (goal p 0) (not (true (at 9))))
+";
+
+#[test]
+fn guards_restrict_relations_to_the_atoms_read_and_static_literals_are_left_out() {
+    let g = inline(GUARD);
+    let gr = ground::ground(&g, &Budget::default()).unwrap();
+    let clear = g.symbols.get("clear").unwrap();
+    let five = gr.terms.lookup(g.symbols.get("5").unwrap(), &[]).unwrap();
+    let mut heads = 0;
+    for r in &gr.rules {
+        if gr.terms.functor(r.head) == clear {
+            heads += 1;
+            assert_eq!(gr.terms.args(r.head)[2], five, "clear is read only with ?ig = 5");
+        }
+    }
+    assert!(heads > 0);
+    // `succ` and `cell` hold wherever an instance reads them: left out of ground bodies, and
+    // nothing else reads them, so their facts are not instantiated either.
+    let (succ, cell) = (g.symbols.get("succ").unwrap(), g.symbols.get("cell").unwrap());
+    let static_atom = |t| [succ, cell].contains(&gr.terms.functor(t));
+    assert!(!gr.lits.iter().any(|l| static_atom(l.atom)), "static literals left out");
+    assert!(!gr.rules.iter().any(|r| static_atom(r.head)), "unread static relations not instantiated");
+    assert!(differential(&g, 60, 8) > 100);
+}
