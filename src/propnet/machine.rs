@@ -822,14 +822,19 @@ impl PropnetMachine {
                 scratch[n] = id;
                 n += self.value(r) as usize;
             }
-            return (n > 0).then(|| scratch[rng.gen_range(0..n)]);
+            // One legal move (the side not to move): no draw.
+            return match n {
+                0 => None,
+                1 => Some(scratch[0]),
+                _ => Some(scratch[rng.gen_range(0..n)]),
+            };
         }
         let (a, b) = (&self.legal_set[2 * role], &self.legal_set[2 * role + 1]);
         let n = a.len() + if open { b.len() } else { 0 };
         if n == 0 {
             return None;
         }
-        let k = rng.gen_range(0..n);
+        let k = if n == 1 { 0 } else { rng.gen_range(0..n) };
         Some(if k < a.len() { a[k] } else { b[k - a.len()] })
     }
 
