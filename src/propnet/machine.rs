@@ -796,11 +796,7 @@ impl PropnetMachine {
         let c = self.shared();
         for (k, &i) in c.lazy.iter().enumerate() {
             let ins = &c.lazy_in[c.lazy_start[k] as usize..c.lazy_start[k + 1] as usize];
-            let v = if c.lazy_and[k] {
-                ins.iter().all(|&r| self.value(r))
-            } else {
-                ins.iter().any(|&r| self.value(r))
-            };
+            let v = if c.lazy_and[k] { ins.iter().all(|&r| self.value(r)) } else { ins.iter().any(|&r| self.value(r)) };
             self.set_val(i as usize, v);
         }
         self.lazy_fresh = true;
