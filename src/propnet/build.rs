@@ -691,8 +691,9 @@ pub fn restructure(net: &Net) -> Net {
         let inputs = std::mem::take(&mut nodes[o].inputs);
         nodes[o].inputs = factor_or(&mut nodes, inputs, &fanout, &cyclic);
     }
+    let (guard, guarded) = super::machine::legal_guards(net);
     let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
-    turn_complements(net, &mut nodes, &mut complement);
+    turn_complements(net, (&guard, &guarded), &mut nodes, &mut complement);
     // Move complements.
     let mut live: Vec<Vec<Ref>> = vec![Vec::new(); net.roles.len()];
     let mut role_of_node: FxHashMap<usize, usize> = FxHashMap::default();
@@ -704,7 +705,6 @@ pub fn restructure(net: &Net) -> Net {
         }
     }
     let off_turn: rustc_hash::FxHashSet<Ref> = {
-        let (guard, guarded) = super::machine::legal_guards(net);
         (0..net.inputs.len())
             .filter(|&k| {
                 let g = guard[net.inputs[k].0];
@@ -766,8 +766,7 @@ fn negated_or(nodes: &mut Vec<Node>, made: &mut FxHashMap<Vec<Ref>, Ref>, refs: 
 /// or legal only under another role's guard (`(legal white noop) :- (true (control
 /// black))`). Then in every legal joint move exactly one role plays a guarded move: the
 /// role whose guard holds plays one of its guarded moves, the others their off-turn moves.
-pub(crate) fn turn_moves(net: &Net) -> Option<rustc_hash::FxHashSet<usize>> {
-    let (guard, guarded) = super::machine::legal_guards(net);
+pub(crate) fn turn_moves(net: &Net, guard: &[Option<Ref>], guarded: &[bool]) -> Option<rustc_hash::FxHashSet<usize>> {
     let base_of = |r: Ref| match net.nodes[r.node()].kind {
         Kind::Base(b) if !r.neg() && !r.is_const() => Some(b as usize),
         _ => None,
@@ -804,8 +803,13 @@ pub(crate) fn turn_moves(net: &Net) -> Option<rustc_hash::FxHashSet<usize>> {
 /// among them, so it equals the negation of an OR over the other guarded moves. Where those
 /// are fewer, it becomes that: breakthrough's frame condition for a cell, "some move that
 /// touches neither this cell", becomes "no move touching this cell" (14 moves, not 290).
-fn turn_complements(net: &Net, nodes: &mut Vec<Node>, made: &mut FxHashMap<Vec<Ref>, Ref>) {
-    let Some(moves) = turn_moves(net) else { return };
+fn turn_complements(
+    net: &Net,
+    (guard, guarded): (&[Option<Ref>], &[bool]),
+    nodes: &mut Vec<Node>,
+    made: &mut FxHashMap<Vec<Ref>, Ref>,
+) {
+    let Some(moves) = turn_moves(net, guard, guarded) else { return };
     let all: Vec<Ref> = {
         let mut v: Vec<Ref> = moves.iter().map(|&n| Ref::new(n as u32, false)).collect();
         v.sort_unstable();

@@ -588,7 +588,11 @@ fn corpus_depth_charges_replay_on_the_interpreter() {
 
 #[test]
 fn turn_taking_is_recognised_only_where_the_turn_provably_alternates() {
-    let moves = |g: &Game| build::turn_moves(&build_net(g, &Budget::default()).unwrap().net).map(|m| m.len());
+    let moves = |g: &Game| {
+        let net = build_net(g, &Budget::default()).unwrap().net;
+        let (guard, guarded) = machine::legal_guards(&net);
+        build::turn_moves(&net, &guard, &guarded).map(|m| m.len())
+    };
     assert_eq!(moves(&inline(STRIP)), Some(12), "each side's six walks");
     assert_eq!(moves(&game("tictactoe.kif")), Some(18));
     assert_eq!(moves(&inline(LAMPS)), None, "no guard: both press at once");

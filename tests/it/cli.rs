@@ -169,15 +169,21 @@ fn check_missing_file() {
 // bench
 // ---------------------------------------------------------------------------------------
 
-#[test]
-fn bench_tictactoe() {
-    let o = factotum(&["bench", "gdl/tictactoe.kif", "--seconds", "0.2", "--runs", "1"]);
+/// Runs `bench` on tic-tac-toe (it must succeed) and returns its table row and cells.
+fn bench_row(args: &[&str]) -> (String, Vec<String>) {
+    let o = factotum(args);
     assert_no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let row = out.lines().find(|l| l.starts_with("| tictactoe |"));
     let Some(row) = row else { panic!("no table row for tictactoe:\n{out}") };
-    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    let cells = row.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
+    (row.to_string(), cells)
+}
+
+#[test]
+fn bench_tictactoe() {
+    let (row, cells) = bench_row(&["bench", "gdl/tictactoe.kif", "--seconds", "0.2", "--runs", "1"]);
     assert_eq!(cells.len(), 5, "{row}");
     assert_eq!(cells[1], "interp");
     assert_eq!(cells[2], "1");
@@ -187,13 +193,8 @@ fn bench_tictactoe() {
 
 #[test]
 fn bench_batch_tictactoe() {
-    let o = factotum(&["bench", "gdl/tictactoe.kif", "--batch", "--words", "1", "--seconds", "0.2", "--runs", "1"]);
-    assert_no_panic(&o);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
-    let row = out.lines().find(|l| l.starts_with("| tictactoe |"));
-    let Some(row) = row else { panic!("no table row for tictactoe:\n{out}") };
-    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    let (row, cells) =
+        bench_row(&["bench", "gdl/tictactoe.kif", "--batch", "--words", "1", "--seconds", "0.2", "--runs", "1"]);
     assert_eq!(cells.len(), 6, "{row}");
     assert_eq!(cells[1], "batch x64");
     let num = |i: usize| -> f64 { cells[i].parse().unwrap_or_else(|_| panic!("not a number in {row}")) };
