@@ -288,7 +288,17 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     }
                 },
                 Engine::Propnet => match propnet::build(&g, &Budget::default()) {
-                    Ok((mut m, _)) => ("propnet", bench_playouts(&mut m, time, runs, seed, max_depth)),
+                    Ok((mut m, _)) => {
+                        let c = m.compiled();
+                        let (edges, families, groups) = c.selected_counts();
+                        eprintln!(
+                            "propnet machine: {} nodes, {} lazy, {} guarded legal, {edges} selected edges in {families} families over {groups} groups",
+                            c.node_count(),
+                            c.lazy_count(),
+                            c.guarded_count()
+                        );
+                        ("propnet", bench_playouts(&mut m, time, runs, seed, max_depth))
+                    }
                     Err(e) => {
                         eprintln!("{}: {e}", game.display());
                         return Ok(ExitCode::from(2));

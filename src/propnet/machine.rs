@@ -16,6 +16,7 @@
 //! the members whose value changed are passed on.
 
 use super::build::{Kind, Net, Ref};
+use super::select::{one_hot_groups, selected_edges};
 use crate::gdl::SymbolTable;
 use crate::graph::sccs;
 use crate::interp::{TermId, TermStore};
@@ -24,6 +25,8 @@ use rand::Rng;
 use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
+/// Marks a family in the edge lists under construction (see [`Compiled::with_scan_max`]).
+const FAMILY: u32 = 1 << 31;
 
 /// Roles with at most this many possible moves find their legal moves by scanning.
 const SCAN_MAX: usize = 48;
@@ -36,6 +39,19 @@ pub struct Compiled {
     out_start: Vec<u32>,
     /// Edge targets: `node << 3 | target has hooks << 2 | negated << 1 | target is in a cycle`.
     out: Vec<u32>,
+    /// Selected edges (see [`super::select`]), in families (one edge in `out` each): per
+    /// family, a group and, per member of the group, the edges (encoded as in `out`) counted
+    /// while that member holds, at `fam_edge_start[fam_pos[f] + member]..[.. + 1]`.
+    fam_group: Vec<u32>,
+    fam_pos: Vec<u32>,
+    fam_edge_start: Vec<u32>,
+    fam_edges: Vec<u32>,
+    /// Per node: its group and position in it, or NONE; per selector node, the selected
+    /// edges it gates (`y` node, edge encoded as in `out`).
+    member: Vec<(u32, u32)>,
+    groups: usize,
+    sel_start: Vec<u32>,
+    sel: Vec<(u32, u32)>,
     /// Per node: its cycle, or NONE.
     cycle: Vec<u32>,
     /// Per node: its level (0 for bases, inputs and the constant).
@@ -133,6 +149,8 @@ pub struct PropnetMachine {
     legal_pos: Vec<u32>,
     /// Whether the lazy gates hold their values for the current bases and inputs.
     lazy_fresh: bool,
+    /// Per group: the positions of its members that hold (one, in a reachable state).
+    group_on: Vec<Vec<u32>>,
 }
 
 impl Compiled {
@@ -156,6 +174,12 @@ impl Compiled {
     }
 
     /// The ref that gives legal id `id`'s legality (with its role's guard if guarded).
+    /// Selected edges (see [`super::select`]): how many, in how many families, over how many
+    /// groups of bases.
+    pub fn selected_counts(&self) -> (usize, usize, usize) {
+        (self.fam_edges.len(), self.fam_group.len(), self.groups)
+    }
+
     pub fn legal_ref(&self, id: usize) -> Ref {
         self.legal[id]
     }
@@ -168,6 +192,15 @@ impl Compiled {
     /// As [`Compiled::new`], with roles of more than `scan_max` possible moves keeping their
     /// legal sets through hooks (tests use 0 to put every role on hooks).
     pub fn with_scan_max(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize) -> Compiled {
+        Compiled::compile(net, terms, symbols, scan_max, true)
+    }
+
+    /// As [`Compiled::new`], with no selected edges (tests compare the two).
+    pub fn without_selection(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
+        Compiled::compile(net, terms, symbols, SCAN_MAX, false)
+    }
+
+    fn compile(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize, select: bool) -> Compiled {
         let n = net.nodes.len();
         let (guard, guarded) = legal_guards(net);
         // A guarded legal AND drops its role's guard from its inputs.
@@ -237,7 +270,19 @@ impl Compiled {
             }
         }
         let levels = level.iter().max().map_or(1, |&l| l as usize + 1);
+        assert!(levels <= LEVEL as usize, "a level must fit in a slot's bits");
         drop(succ);
+        // Selected edges leave the plain fan-out, and a negated one leaves the offset too: it
+        // counts only while its selector holds (all bases start false).
+        let groups = if select { one_hot_groups(net) } else { Vec::new() };
+        let selected = selected_edges(net, &node_inputs, &|g| !lazy_gate[g] && cycle[g] == NONE, &groups);
+        for e in &selected {
+            let enc = e.g << 1 | e.neg as u32;
+            let o = &mut outs[e.y as usize];
+            let k = o.iter().position(|&x| x == enc).expect("a selected edge is an edge");
+            o.swap_remove(k);
+            offset[e.g as usize] -= e.neg as i32;
+        }
         let mut lazy: Vec<u32> = (0..n as u32).filter(|&i| lazy_gate[i as usize]).collect();
         lazy.sort_by_key(|&i| level[i as usize]);
         let lazy_and: Vec<bool> = lazy.iter().map(|&i| net.nodes[i as usize].kind == Kind::And).collect();
@@ -279,12 +324,63 @@ impl Compiled {
             hooks.extend_from_slice(h);
         }
         hook_start.push(hooks.len() as u32);
+        let encode = |t: u32, neg: bool| {
+            t << 3 | ((hook_start[t as usize] != hook_start[t as usize + 1]) as u32) << 2 | (neg as u32) << 1
+        };
+        let mut member = vec![(NONE, 0); n];
+        for (gi, g) in groups.iter().enumerate() {
+            for (p, &m) in g.iter().enumerate() {
+                member[m as usize] = (gi as u32, p as u32);
+            }
+        }
+        // Families: per (y, group), the edges of each member (CSR). Each family is one more
+        // edge out of y, marked like an edge into a cycle, to the family's number past the
+        // last node; nodes without families pay nothing for them.
+        let mut fam_of: rustc_hash::FxHashMap<(u32, u32), usize> = Default::default();
+        let mut fam_lists: Vec<(u32, Vec<Vec<u32>>)> = Vec::new();
+        let mut sel_lists: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for e in &selected {
+            let f = *fam_of.entry((e.y, e.group)).or_insert_with(|| {
+                fam_lists.push((e.group, vec![Vec::new(); groups[e.group as usize].len()]));
+                outs[e.y as usize].push(FAMILY | (n + fam_lists.len() - 1) as u32);
+                fam_lists.len() - 1
+            });
+            fam_lists[f].1[e.pos as usize].push(encode(e.g, e.neg));
+            let s = groups[e.group as usize][e.pos as usize];
+            sel_lists[s as usize].push((e.y, encode(e.g, e.neg)));
+        }
+        drop(fam_of);
+        let (mut fam_group, mut fam_pos, mut fam_edge_start, mut fam_edges) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (group, per_member) in &fam_lists {
+            fam_group.push(*group);
+            fam_pos.push(fam_edge_start.len() as u32);
+            for es in per_member {
+                fam_edge_start.push(fam_edges.len() as u32);
+                fam_edges.extend_from_slice(es);
+            }
+        }
+        fam_edge_start.push(fam_edges.len() as u32);
+        drop(fam_lists);
+        assert!(n + fam_group.len() < 1 << 29, "node and family numbers must fit in an edge");
+        let mut sel_start = Vec::with_capacity(n + 1);
+        let mut sel = Vec::new();
+        for l in &sel_lists {
+            sel_start.push(sel.len() as u32);
+            sel.extend_from_slice(l);
+        }
+        sel_start.push(sel.len() as u32);
+        drop(sel_lists);
         let mut out_start = Vec::with_capacity(n + 1);
         let mut out = Vec::new();
         for o in &outs {
             out_start.push(out.len() as u32);
-            // Edge t<<1|neg becomes t<<3|hooks<<2|neg<<1|cyclic.
+            // Edge t<<1|neg becomes t<<3|hooks<<2|neg<<1|cyclic; a family f becomes
+            // (n + f)<<3|1.
             out.extend(o.iter().map(|&e| {
+                if e & FAMILY != 0 {
+                    return (e & !FAMILY) << 3 | 1;
+                }
                 let t = (e >> 1) as usize;
                 let hooked = hook_start[t] != hook_start[t + 1];
                 (t as u32) << 3 | (hooked as u32) << 2 | (e & 1) << 1 | (cycle[t] != NONE) as u32
@@ -327,6 +423,14 @@ impl Compiled {
             offset,
             out_start,
             out,
+            fam_group,
+            fam_pos,
+            fam_edge_start,
+            fam_edges,
+            member,
+            groups: groups.len(),
+            sel_start,
+            sel,
             cycle,
             level,
             levels,
@@ -435,7 +539,7 @@ pub(crate) fn legal_guards(net: &Net) -> (Vec<Option<Ref>>, Vec<bool>) {
 #[derive(Copy, Clone, Debug)]
 struct Slot {
     count: i32,
-    /// `level | VAL | DIRTY`.
+    /// `level | SELECTOR | VAL | DIRTY`.
     bits: u32,
 }
 
@@ -443,13 +547,21 @@ struct Slot {
 const DIRTY: u32 = 1 << 31;
 /// The node's value.
 const VAL: u32 = 1 << 30;
-const LEVEL: u32 = VAL - 1;
+/// The node gates selected edges (a member of a group).
+const SELECTOR: u32 = 1 << 29;
+const LEVEL: u32 = SELECTOR - 1;
 
 impl PropnetMachine {
     pub fn new(c: Compiled) -> PropnetMachine {
         let c = Arc::new(c);
         let n = c.offset.len();
-        let slot = c.offset.iter().zip(&c.level).map(|(&count, &level)| Slot { count, bits: level }).collect();
+        let slot = (0..n)
+            .map(|i| {
+                // Members that gate no edge need not be tracked: no family looks them up.
+                let selector = if c.sel_start[i] != c.sel_start[i + 1] { SELECTOR } else { 0 };
+                Slot { count: c.offset[i], bits: c.level[i] | selector }
+            })
+            .collect();
         let mut m = PropnetMachine {
             slot,
             buckets: vec![Vec::new(); c.levels],
@@ -465,6 +577,7 @@ impl PropnetMachine {
             legal_set: vec![Vec::new(); 2 * c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
             lazy_fresh: false,
+            group_on: vec![Vec::with_capacity(2); c.groups],
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
@@ -621,7 +734,7 @@ impl PropnetMachine {
     }
 
     /// Passes a change of node `n` to `v` along its edges, skipping targets in cycle `skip`.
-    #[inline]
+    #[inline(always)]
     fn fan_out(&mut self, c: &Compiled, n: usize, v: bool, skip: u32) {
         let (lo, hi) = (c.out_start[n] as usize, c.out_start[n + 1] as usize);
         for k in lo..hi {
@@ -631,10 +744,7 @@ impl PropnetMachine {
             let t = (e >> 3) as usize;
             let up = v ^ (e & 2 != 0);
             if e & 1 != 0 {
-                // Into a cycle; edges inside the cycle being settled are counted there.
-                if c.cycle[t] != skip {
-                    self.bump_cycle_member(t, up);
-                }
+                self.special_edge(c, t, up, skip);
                 continue;
             }
             let slot = unsafe { self.slot.get_unchecked_mut(t) };
@@ -651,6 +761,67 @@ impl PropnetMachine {
         }
     }
 
+    /// An edge into a cycle, or (past the last node) to a family of selected edges.
+    #[cold]
+    fn special_edge(&mut self, c: &Compiled, t: usize, up: bool, skip: u32) {
+        if t >= c.cycle.len() {
+            self.fan_out_family(c, t - c.cycle.len(), up);
+        } else if c.cycle[t] != skip {
+            // Edges inside the cycle being settled are counted there.
+            self.bump_cycle_member(t, up);
+        }
+    }
+
+    /// Counts a change along a plain edge `e` (not into a cycle), queueing its target if the
+    /// target's value would change (it is looked at again once settled).
+    #[inline]
+    fn count_edge(&mut self, e: u32, up: bool) {
+        let t = (e >> 3) as usize;
+        // SAFETY: `Compiled::new` makes every edge's target a node below `slot.len()`.
+        let slot = unsafe { self.slot.get_unchecked_mut(t) };
+        slot.count += if up { 1 } else { -1 };
+        let b = slot.bits;
+        if b & DIRTY == 0 && (slot.count > 0) != (b & VAL != 0) {
+            slot.bits = b | DIRTY;
+            let l = (b & LEVEL) as usize;
+            // SAFETY: levels are below `levels`, the number of buckets.
+            unsafe { self.buckets.get_unchecked_mut(l) }.push(e >> 2);
+            unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
+        }
+    }
+
+    /// Passes a change of a family's source to `v` along its selected edges: only those of
+    /// the members of the family's group that hold.
+    fn fan_out_family(&mut self, c: &Compiled, f: usize, v: bool) {
+        let g = c.fam_group[f] as usize;
+        for i in 0..self.group_on[g].len() {
+            let p = (c.fam_pos[f] + self.group_on[g][i]) as usize;
+            for k in c.fam_edge_start[p] as usize..c.fam_edge_start[p + 1] as usize {
+                let e = c.fam_edges[k];
+                self.count_edge(e, v ^ (e & 2 != 0));
+            }
+        }
+    }
+
+    /// Member `s` of a group comes true (`v`) or goes false: the selected edges it gates
+    /// start (stop) counting their sources' current values.
+    #[cold]
+    fn select(&mut self, c: &Compiled, s: usize, v: bool) {
+        let (g, pos) = c.member[s];
+        let on = &mut self.group_on[g as usize];
+        if v {
+            on.push(pos);
+        } else if let Some(k) = on.iter().position(|&p| p == pos) {
+            on.swap_remove(k);
+        }
+        for k in c.sel_start[s] as usize..c.sel_start[s + 1] as usize {
+            let (y, e) = c.sel[k];
+            if self.val(y as usize) ^ (e & 2 != 0) {
+                self.count_edge(e, v);
+            }
+        }
+    }
+
     /// Sets a base or input node and passes the change on (propagated by the next
     /// [`propagate`](Self::propagate)).
     #[inline]
@@ -661,6 +832,9 @@ impl PropnetMachine {
             let c = self.shared();
             if c.hook_start[node] != c.hook_start[node + 1] {
                 self.on_hooks(node, v);
+            }
+            if self.slot[node].bits & SELECTOR != 0 {
+                self.select(c, node, v);
             }
             self.fan_out(c, node, v, NONE);
         }
@@ -705,7 +879,7 @@ impl PropnetMachine {
     /// then re-derived; otherwise by adding the members that gained support.
     fn settle_cycle(&mut self, c: &Compiled, cyc: usize) {
         let members = &c.cycles[cyc];
-        let internal = |t: usize| c.cycle[t] == cyc as u32;
+        let internal = |t: usize| c.cycle.get(t) == Some(&(cyc as u32));
         self.old.clear();
         self.old.extend(members.iter().map(|&m| self.slot[m as usize].bits & VAL != 0));
         if std::mem::take(&mut self.cycle_reset[cyc]) {

@@ -701,3 +701,106 @@ fn guards_restrict_relations_to_the_atoms_read_and_static_literals_are_left_out(
     assert!(!gr.rules.iter().any(|r| static_atom(r.head)), "unread static relations not instantiated");
     assert!(differential(&g, 60, 8) > 100);
 }
+
+/// Two players mark cells in turn; each mark is recorded with the step it was made at, and
+/// each step with whose turn it was: `(at ?k ?c)` and `(owner ?k ?r)` are ANDs with the
+/// one-hot `(step ?k)`, as in hex.
+const STEPS: &str = "
+    (role p) (role q) (init (control p)) (init (step 1))
+    (cell c1) (cell c2) (cell c3) (cell c4) (cell c5) (cell c6)
+    (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
+    (<= (legal ?r (mark ?c)) (true (control ?r)) (cell ?c) (not (true (marked ?c))))
+    (<= (legal p noop) (true (control q)))
+    (<= (legal q noop) (true (control p)))
+    (<= (next (marked ?c)) (does ?r (mark ?c)))
+    (<= (next (marked ?c)) (true (marked ?c)))
+    (<= (next (at ?k ?c)) (does ?r (mark ?c)) (true (step ?k)))
+    (<= (next (at ?k ?c)) (true (at ?k ?c)))
+    (<= (next (owner ?k ?r)) (true (step ?k)) (true (control ?r)))
+    (<= (next (owner ?k ?r)) (true (owner ?k ?r)))
+    (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+    (<= (next (control p)) (true (control q)))
+    (<= (next (control q)) (true (control p)))
+    (<= early (true (at 1 ?c)) (true (at 2 ?d)) (adjacent ?c ?d))
+    (adjacent c1 c2) (adjacent c2 c3) (adjacent c4 c5) (adjacent c5 c6)
+    (<= terminal (true (step 7)))
+    (<= (goal p 100) early) (<= (goal p 0) (not early))
+    (<= (goal q 0) early) (<= (goal q 100) (not early))";
+
+#[test]
+fn step_counters_and_turns_are_found_as_one_hot_groups() {
+    let b = build_net(&inline(STEPS), &Budget::default()).unwrap();
+    let net = &b.net;
+    let m = PropnetMachine::new(Compiled::new(net, b.grounding_terms.clone(), b.symbols.clone()));
+    // The fact a base node stands for.
+    let text = |n: u32| {
+        let b = net.base_ref.iter().position(|r| !r.is_const() && r.node() == n as usize).expect("a base node");
+        let mut bits = vec![0u64; net.bases.len().div_ceil(64)];
+        bits[b / 64] |= 1 << (b % 64);
+        m.state_facts(&PnState { bits }).remove(0)
+    };
+    let mut groups: Vec<Vec<String>> = select::one_hot_groups(net)
+        .iter()
+        .map(|g| {
+            let mut v: Vec<String> = g.iter().map(|&n| text(n)).collect();
+            v.sort();
+            v
+        })
+        .collect();
+    groups.sort();
+    let steps: Vec<String> = (1..=8).map(|k| format!("( step {k} )")).collect();
+    assert_eq!(groups, vec![vec!["( control p )".to_string(), "( control q )".to_string()], steps]);
+    // A counter two of whose members hold initially is no group, nor one whose members are
+    // copied twice (`(echo k)` holds with `(step k + 1)`).
+    for bad in [
+        STEPS.replace("(init (step 1))", "(init (step 1)) (init (step 3))"),
+        format!("{STEPS} (<= (next (echo ?k)) (true (step ?k)))"),
+    ] {
+        let net = build_net(&inline(&bad), &Budget::default()).unwrap().net;
+        let groups = select::one_hot_groups(&net);
+        assert!(groups.iter().all(|g| g.len() == 2), "only the turn is left: {groups:?}");
+    }
+}
+
+#[test]
+fn selected_edges_agree_with_the_interpreter_and_with_plain_edges() {
+    let g = inline(STEPS);
+    let b = build_net(&g, &Budget::default()).unwrap();
+    let c = Compiled::new(&b.net, b.grounding_terms.clone(), b.symbols.clone());
+    let (edges, families, _) = c.selected_counts();
+    // Each cell's mark and each role's turn, selected by the step.
+    assert_eq!(families, 6 + 2, "{edges} edges");
+    assert!(edges >= 8 * 6, "{edges} edges in {families} families");
+    assert!(differential_with(&g, PropnetMachine::new(c), 40, 5) > 200);
+    assert!(playouts_replay(&g, propnet(&g), 30, 6) > 100);
+    // In any state at all, even one where several steps hold, the selected edges give what
+    // plain edges give: their bookkeeping does not rest on the group being one-hot.
+    let mut sel = propnet(&g);
+    let mut plain =
+        PropnetMachine::new(Compiled::without_selection(&b.net, b.grounding_terms.clone(), b.symbols.clone()));
+    assert_eq!(plain.compiled().selected_counts().0, 0);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let words = sel.initial_state().bits.len();
+    let mut buf = Vec::new();
+    for _ in 0..500 {
+        let mut s = PnState { bits: (0..words).map(|_| rng.gen::<u64>() & rng.gen::<u64>()).collect() };
+        if b.net.bases.len() % 64 != 0 {
+            s.bits[words - 1] &= (1 << (b.net.bases.len() % 64)) - 1;
+        }
+        assert_eq!(observe(&mut sel, &s), observe(&mut plain, &s));
+        let mut joint = Vec::new();
+        for r in 0..2 {
+            plain.legal_moves(&s, r, &mut buf);
+            if buf.is_empty() {
+                break;
+            }
+            joint.push(buf[rng.gen_range(0..buf.len())]);
+        }
+        if joint.len() == 2 {
+            let (mut na, mut nb) = (s.clone(), s.clone());
+            sel.next_state(&s, &joint, &mut na);
+            plain.next_state(&s, &joint, &mut nb);
+            assert_eq!(na, nb);
+        }
+    }
+}
