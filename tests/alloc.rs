@@ -48,9 +48,14 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn propnet_playouts_allocate_nothing() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for file in
-        ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"]
-    {
+    for file in [
+        "tictactoe.kif",
+        "connect4.kif",
+        "parallel_tictactoe.kif",
+        "joined_tictactoe.kif",
+        "three_to_fifteen.kif",
+        "hex4.kif",
+    ] {
         let game = Game::load(&root.join("gdl").join(file)).unwrap();
         let (mut m, _) = propnet::build(&game, &Budget::default()).unwrap();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);

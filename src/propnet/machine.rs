@@ -16,7 +16,7 @@
 //! the members whose value changed are passed on.
 
 use super::build::{Kind, Net, Ref};
-use super::select::{one_hot_groups, selected_edges};
+use super::select::{one_hot_groups, selected_edges, sparse_edges, Profile};
 use crate::gdl::SymbolTable;
 use crate::graph::sccs;
 use crate::interp::{TermId, TermStore};
@@ -30,6 +30,14 @@ const FAMILY: u32 = 1 << 31;
 
 /// Roles with at most this many possible moves find their legal moves by scanning.
 const SCAN_MAX: usize = 48;
+
+/// The profile behind sparse selected edges samples at most this many steps, and about
+/// `PROFILE_WORK` node readings in all; a network too large for `PROFILE_MIN_STEPS` steps
+/// within that is not profiled (nor given sparse selectors). The sample is a fixed number
+/// of steps from a fixed seed, so a game always compiles to the same machine.
+const PROFILE_MAX_STEPS: usize = 2000;
+const PROFILE_MIN_STEPS: usize = 100;
+const PROFILE_WORK: usize = 100_000_000;
 
 /// The immutable part of a propnet machine, shared by its clones.
 #[derive(Debug)]
@@ -46,10 +54,11 @@ pub struct Compiled {
     fam_pos: Vec<u32>,
     fam_edge_start: Vec<u32>,
     fam_edges: Vec<u32>,
-    /// Per node: its group and position in it, or NONE; per selector node, the selected
-    /// edges it gates (`y` node, edge encoded as in `out`).
+    /// Per node: the groups it is a member of and its position in each (CSR); per selector
+    /// node, the selected edges it gates (`y` node, edge encoded as in `out`).
+    member_start: Vec<u32>,
     member: Vec<(u32, u32)>,
-    groups: usize,
+    group_len: Vec<u32>,
     sel_start: Vec<u32>,
     sel: Vec<(u32, u32)>,
     /// Per node: its cycle, or NONE.
@@ -177,7 +186,7 @@ impl Compiled {
     /// Selected edges (see [`super::select`]): how many, in how many families, over how many
     /// groups of bases.
     pub fn selected_counts(&self) -> (usize, usize, usize) {
-        (self.fam_edges.len(), self.fam_group.len(), self.groups)
+        (self.fam_edges.len(), self.fam_group.len(), self.group_len.len())
     }
 
     pub fn legal_ref(&self, id: usize) -> Ref {
@@ -191,16 +200,39 @@ impl Compiled {
 
     /// As [`Compiled::new`], with roles of more than `scan_max` possible moves keeping their
     /// legal sets through hooks (tests use 0 to put every role on hooks).
+    ///
+    /// Edges are selected (see [`super::select`]) by a profile of random playouts on the
+    /// network compiled without them; a network too large to profile quickly has none.
     pub fn with_scan_max(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize) -> Compiled {
-        Compiled::compile(net, terms, symbols, scan_max, true)
+        let first = Compiled::compile(net, terms, symbols, scan_max, None);
+        let steps = PROFILE_WORK / net.nodes.len().max(1);
+        if steps < PROFILE_MIN_STEPS || std::env::var_os("FACTOTUM_NO_SELECT").is_some() {
+            return first;
+        }
+        let mut m = PropnetMachine::new(first);
+        let profile = m.profile(steps.min(PROFILE_MAX_STEPS), 0x5e1ec7);
+        let Compiled { terms, symbols, .. } = Arc::try_unwrap(m.c).expect("the only machine");
+        Compiled::compile(net, terms, symbols, scan_max, Some(&profile))
+    }
+
+    /// As [`Compiled::new`], with the edges selected by a given profile.
+    #[cfg(test)]
+    pub(crate) fn with_profile(net: &Net, terms: TermStore, symbols: SymbolTable, profile: &Profile) -> Compiled {
+        Compiled::compile(net, terms, symbols, SCAN_MAX, Some(profile))
     }
 
     /// As [`Compiled::new`], with no selected edges (tests compare the two).
     pub fn without_selection(net: &Net, terms: TermStore, symbols: SymbolTable) -> Compiled {
-        Compiled::compile(net, terms, symbols, SCAN_MAX, false)
+        Compiled::compile(net, terms, symbols, SCAN_MAX, None)
     }
 
-    fn compile(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize, select: bool) -> Compiled {
+    fn compile(
+        net: &Net,
+        terms: TermStore,
+        symbols: SymbolTable,
+        scan_max: usize,
+        profile: Option<&Profile>,
+    ) -> Compiled {
         let n = net.nodes.len();
         let (guard, guarded) = legal_guards(net);
         // A guarded legal AND drops its role's guard from its inputs.
@@ -274,8 +306,16 @@ impl Compiled {
         drop(succ);
         // Selected edges leave the plain fan-out, and a negated one leaves the offset too: it
         // counts only while its selector holds (all bases start false).
-        let groups = if select { one_hot_groups(net) } else { Vec::new() };
-        let selected = selected_edges(net, &node_inputs, &|g| !lazy_gate[g] && cycle[g] == NONE, &groups);
+        let (mut groups, mut selected) = (Vec::new(), Vec::new());
+        if let Some(p) = profile {
+            let live = |g: usize| !lazy_gate[g] && cycle[g] == NONE;
+            groups = one_hot_groups(net);
+            selected = selected_edges(net, &node_inputs, &live, &groups, p);
+            let taken = selected.iter().map(|e| (e.y, e.g)).collect();
+            let (more, edges) = sparse_edges(net, &node_inputs, &live, p, &taken, groups.len() as u32);
+            groups.extend(more);
+            selected.extend(edges);
+        }
         for e in &selected {
             let enc = e.g << 1 | e.neg as u32;
             let o = &mut outs[e.y as usize];
@@ -327,12 +367,21 @@ impl Compiled {
         let encode = |t: u32, neg: bool| {
             t << 3 | ((hook_start[t as usize] != hook_start[t as usize + 1]) as u32) << 2 | (neg as u32) << 1
         };
-        let mut member = vec![(NONE, 0); n];
+        // Per node: the groups it is a member of, and its position in each (CSR).
+        let mut member_lists: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (gi, g) in groups.iter().enumerate() {
             for (p, &m) in g.iter().enumerate() {
-                member[m as usize] = (gi as u32, p as u32);
+                member_lists[m as usize].push((gi as u32, p as u32));
             }
         }
+        let mut member_start = Vec::with_capacity(n + 1);
+        let mut member = Vec::new();
+        for l in &member_lists {
+            member_start.push(member.len() as u32);
+            member.extend_from_slice(l);
+        }
+        member_start.push(member.len() as u32);
+        drop(member_lists);
         // Families: per (y, group), the edges of each member (CSR). Each family is one more
         // edge out of y, marked like an edge into a cycle, to the family's number past the
         // last node; nodes without families pay nothing for them.
@@ -427,8 +476,9 @@ impl Compiled {
             fam_pos,
             fam_edge_start,
             fam_edges,
+            member_start,
             member,
-            groups: groups.len(),
+            group_len: groups.iter().map(|g| g.len() as u32).collect(),
             sel_start,
             sel,
             cycle,
@@ -577,7 +627,8 @@ impl PropnetMachine {
             legal_set: vec![Vec::new(); 2 * c.roles.len()],
             legal_pos: vec![NONE; c.legal.len()],
             lazy_fresh: false,
-            group_on: vec![Vec::with_capacity(2); c.groups],
+            // Room for every member: playouts never grow them.
+            group_on: c.group_len.iter().map(|&k| Vec::with_capacity(k as usize)).collect(),
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
@@ -807,12 +858,13 @@ impl PropnetMachine {
     /// start (stop) counting their sources' current values.
     #[cold]
     fn select(&mut self, c: &Compiled, s: usize, v: bool) {
-        let (g, pos) = c.member[s];
-        let on = &mut self.group_on[g as usize];
-        if v {
-            on.push(pos);
-        } else if let Some(k) = on.iter().position(|&p| p == pos) {
-            on.swap_remove(k);
+        for &(g, pos) in &c.member[c.member_start[s] as usize..c.member_start[s + 1] as usize] {
+            let on = &mut self.group_on[g as usize];
+            if v {
+                on.push(pos);
+            } else if let Some(k) = on.iter().position(|&p| p == pos) {
+                on.swap_remove(k);
+            }
         }
         for k in c.sel_start[s] as usize..c.sel_start[s + 1] as usize {
             let (y, e) = c.sel[k];
@@ -1077,6 +1129,62 @@ impl PropnetMachine {
         };
         state.bits.copy_from_slice(&self.cur);
         PlayoutResult { depth, terminal }
+    }
+}
+
+impl PropnetMachine {
+    /// Samples `steps` steps of random playouts from the initial state, starting again at
+    /// the end of each, and counts per node the phases it holds in and its changes; a phase
+    /// is the network settled after a joint move's inputs are set, or after the next state's
+    /// bases are. The profile chooses sparse selected edges (see [`super::select`]).
+    pub(crate) fn profile(&mut self, steps: usize, seed: u64) -> Profile {
+        use rand::SeedableRng;
+        let c = self.shared();
+        let (n, roles) = (c.offset.len(), c.roles.len());
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        let (mut on, mut flips) = (vec![0u32; n], vec![0u32; n]);
+        let mut prev: Vec<bool> = (0..n).map(|i| self.val(i)).collect();
+        let mut phases = 0u32;
+        let mut record = |m: &PropnetMachine| {
+            for i in 0..n {
+                let v = m.val(i);
+                on[i] += v as u32;
+                flips[i] += (v != prev[i]) as u32;
+                prev[i] = v;
+            }
+            phases += 1;
+        };
+        let init = PnState { bits: c.init.clone() };
+        let (mut legal, mut joint, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        self.set_state(&init);
+        let mut depth = 0;
+        for _ in 0..steps {
+            joint.clear();
+            if !self.value(c.terminal) && depth < 1000 {
+                for r in 0..roles {
+                    match self.random_legal(r, &mut rng, &mut legal) {
+                        Some(m) => joint.push(m),
+                        None => break,
+                    }
+                }
+            }
+            if joint.len() < roles || joint.is_empty() {
+                self.set_state(&init);
+                depth = 0;
+                continue;
+            }
+            self.set_joint(&joint);
+            self.propagate();
+            record(self);
+            next.clear();
+            next.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
+            self.set_bases(&next);
+            self.propagate();
+            record(self);
+            depth += 1;
+        }
+        let per = |v: Vec<u32>| v.into_iter().map(|x| x as f32 / phases.max(1) as f32).collect();
+        Profile { on: per(on), flips: per(flips) }
     }
 }
 

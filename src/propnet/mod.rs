@@ -14,7 +14,7 @@ mod exclude;
 pub mod ground;
 mod guard;
 pub mod machine;
-mod select;
+pub(crate) mod select;
 
 pub use batch::BatchMachine;
 pub use build::{Net, Ref, Stats};

@@ -12,9 +12,14 @@
 //! changes, only the ANDs of the group's true members are updated; when `s` comes true (goes
 //! false), `y`'s current contribution is added to (taken from) `g`. While `s` is false, `g` is
 //! false whatever `y` is, so nothing is lost. The invariant holds whatever the bases are,
-//! even in a state where several members hold; the group's at-most-one property only makes
-//! it cheap. Edges are selected per (`y`, group) family, and only families of at least
-//! [`MIN_FAMILY`] edges: a smaller one saves too little for the selector's extra work.
+//! even in a state where several members hold: a group's at-most-one property only makes
+//! it cheap, and so do *sparse* groups ([`sparse_edges`]), bases that merely rarely hold.
+//!
+//! Whether a family of edges (one `y`, one group) is worth selecting depends on how often
+//! `y` and the selectors change and hold: a turn flips every step, and selecting by it the
+//! many ANDs of pieces that rarely move would cost more than it saves (alexChess ran 20%
+//! slower so). So the machine is first compiled plain, profiled on random playouts
+//! ([`Profile`]), and compiled again with the families the profile says [`worth`] it.
 
 use super::build::{Kind, Net, Ref};
 use rustc_hash::FxHashMap;
@@ -51,8 +56,7 @@ pub(crate) fn one_hot_groups(net: &Net) -> Vec<Vec<u32>> {
         }
         x
     }
-    for b in 0..nb {
-        let r = net.next[b];
+    for (b, &r) in net.next.iter().enumerate() {
         if r == Ref::FALSE {
             continue;
         }
@@ -94,13 +98,14 @@ pub(crate) struct SelEdge {
 }
 
 /// The edges to select: for every AND taking part in propagation (`live`, outside cycles)
-/// with a positive input from a group, its other inputs, kept in families of at least
-/// [`MIN_FAMILY`] edges from one node under one group.
+/// with a positive input from a group, its other inputs, kept in families (from one node
+/// under one group) that are [`worth`] selecting by the profile.
 pub(crate) fn selected_edges(
     net: &Net,
     node_inputs: &[Vec<Ref>],
     live: &dyn Fn(usize) -> bool,
     groups: &[Vec<u32>],
+    profile: &Profile,
 ) -> Vec<SelEdge> {
     let mut member = vec![(u32::MAX, 0u32); net.nodes.len()];
     for (gi, g) in groups.iter().enumerate() {
@@ -129,10 +134,103 @@ pub(crate) fn selected_edges(
             }
         }
     }
-    let mut family: FxHashMap<(u32, u32), usize> = FxHashMap::default();
+    // Per (y, group): its edges per selector.
+    let mut family: FxHashMap<(u32, u32), FxHashMap<u32, usize>> = FxHashMap::default();
     for e in &cands {
-        *family.entry((e.y, e.group)).or_default() += 1;
+        *family.entry((e.y, e.group)).or_default().entry(groups[e.group as usize][e.pos as usize]).or_default() += 1;
     }
-    cands.retain(|e| family[&(e.y, e.group)] >= MIN_FAMILY);
+    let keep: rustc_hash::FxHashSet<(u32, u32)> =
+        family.iter().filter(|&(&(y, _), per_sel)| worth(profile, y, per_sel)).map(|(&k, _)| k).collect();
+    cands.retain(|e| keep.contains(&(e.y, e.group)));
     cands
+}
+
+/// Whether selecting a family of edges from `y` pays, by the profile: per change of `y`, the
+/// edges it would touch (those of the selectors that hold, and a look at each of them), with
+/// the selectors' own extra work (each change of a selector passes its edges' current
+/// values), must come to less than half the family's edges.
+fn worth(profile: &Profile, y: u32, per_sel: &FxHashMap<u32, usize>) -> bool {
+    let m: usize = per_sel.values().sum();
+    let fy = profile.flips[y as usize];
+    if m < MIN_FAMILY || fy <= 0.0 {
+        return false;
+    }
+    let (mut touched, mut extra) = (0.0f32, 0.0f32);
+    for (&s, &e) in per_sel {
+        let (p, f) = (profile.on[s as usize], profile.flips[s as usize]);
+        touched += p * (e as f32 + 1.0);
+        extra += f * e as f32 / fy;
+    }
+    touched + extra + 1.0 < 0.5 * m as f32
+}
+
+/// How often nodes hold and change in sampled random playouts (see
+/// [`super::machine::PropnetMachine::profile`]): per node, the fraction of sampled phases
+/// in which it holds, and its changes per phase.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    pub on: Vec<f32>,
+    pub flips: Vec<f32>,
+}
+
+/// Selected edges under *sparse* selectors, chosen from a profile. A base that rarely holds
+/// (hex's `(connected k m n)`: a cell in the group numbered `k`) gates the ANDs it feeds:
+/// for each node `y` the selectors of its AND edges form a group of their own, so a change
+/// of `y` (hex's `(transfer k)`, read by 162 ANDs) touches only the edges of the selectors
+/// that hold. A family is selected when, by the profile, the edges it would touch per change
+/// of `y`, with its selectors' own extra work, come to less than half its edges. The
+/// groups are returned after `first_group` (the one-hot groups' count); edges in `taken`
+/// (already selected) are left alone.
+pub(crate) fn sparse_edges(
+    net: &Net,
+    node_inputs: &[Vec<Ref>],
+    live: &dyn Fn(usize) -> bool,
+    profile: &Profile,
+    taken: &rustc_hash::FxHashSet<(u32, u32)>,
+    first_group: u32,
+) -> (Vec<Vec<u32>>, Vec<SelEdge>) {
+    /// Selectors holding more often than this are not sparse.
+    const MAX_ON: f32 = 0.25;
+    let is_base = |n: usize| matches!(net.nodes[n].kind, Kind::Base(_));
+    // Per y: its candidate edges (g, selector, negated).
+    let mut by_y: FxHashMap<u32, Vec<(u32, u32, bool)>> = FxHashMap::default();
+    for (g, ins) in node_inputs.iter().enumerate() {
+        if net.nodes[g].kind != Kind::And || !live(g) {
+            continue;
+        }
+        let Some(s) = ins
+            .iter()
+            .filter(|r| !r.neg() && is_base(r.node()) && profile.on[r.node()] <= MAX_ON)
+            .min_by(|a, b| profile.on[a.node()].total_cmp(&profile.on[b.node()]).then(a.node().cmp(&b.node())))
+        else {
+            continue;
+        };
+        for r in ins {
+            if r.node() != s.node() && !taken.contains(&(r.node() as u32, g as u32)) {
+                by_y.entry(r.node() as u32).or_default().push((g as u32, s.node() as u32, r.neg()));
+            }
+        }
+    }
+    let mut ys: Vec<u32> = by_y.keys().copied().collect();
+    ys.sort_unstable();
+    let (mut groups, mut edges) = (Vec::new(), Vec::new());
+    for y in ys {
+        let cands = &by_y[&y];
+        let mut per_sel: FxHashMap<u32, usize> = FxHashMap::default();
+        for &(_, s, _) in cands {
+            *per_sel.entry(s).or_default() += 1;
+        }
+        if !worth(profile, y, &per_sel) {
+            continue;
+        }
+        let mut members: Vec<u32> = per_sel.keys().copied().collect();
+        members.sort_unstable();
+        let group = first_group + groups.len() as u32;
+        for &(g, s, neg) in cands {
+            let pos = members.binary_search(&s).expect("a member") as u32;
+            edges.push(SelEdge { y, g, neg, group, pos });
+        }
+        groups.push(members);
+    }
+    (groups, edges)
 }

@@ -24,8 +24,14 @@ fn propnet(g: &Game) -> PropnetMachine {
     build(g, &Budget::default()).unwrap_or_else(|e| panic!("{}: {e}", g.name)).0
 }
 
-pub(super) const GAMES: [&str; 5] =
-    ["tictactoe.kif", "connect4.kif", "parallel_tictactoe.kif", "joined_tictactoe.kif", "three_to_fifteen.kif"];
+pub(super) const GAMES: [&str; 6] = [
+    "tictactoe.kif",
+    "connect4.kif",
+    "parallel_tictactoe.kif",
+    "joined_tictactoe.kif",
+    "three_to_fifteen.kif",
+    "hex4.kif",
+];
 
 /// Everything observable about a state: facts, terminal, goals, sorted legal move texts.
 fn observe<M: StateMachine>(m: &mut M, s: &M::State) -> (Vec<String>, bool, Vec<Option<u32>>, Vec<Vec<String>>) {
@@ -702,34 +708,37 @@ fn guards_restrict_relations_to_the_atoms_read_and_static_literals_are_left_out(
     assert!(differential(&g, 60, 8) > 100);
 }
 
-/// Two players mark cells in turn; each mark is recorded with the step it was made at, and
-/// each step with whose turn it was: `(at ?k ?c)` and `(owner ?k ?r)` are ANDs with the
-/// one-hot `(step ?k)`, as in hex.
-const STEPS: &str = "
-    (role p) (role q) (init (control p)) (init (step 1))
-    (cell c1) (cell c2) (cell c3) (cell c4) (cell c5) (cell c6)
-    (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6) (succ 6 7) (succ 7 8)
-    (<= (legal ?r (mark ?c)) (true (control ?r)) (cell ?c) (not (true (marked ?c))))
-    (<= (legal p noop) (true (control q)))
-    (<= (legal q noop) (true (control p)))
-    (<= (next (marked ?c)) (does ?r (mark ?c)))
-    (<= (next (marked ?c)) (true (marked ?c)))
-    (<= (next (at ?k ?c)) (does ?r (mark ?c)) (true (step ?k)))
-    (<= (next (at ?k ?c)) (true (at ?k ?c)))
-    (<= (next (owner ?k ?r)) (true (step ?k)) (true (control ?r)))
-    (<= (next (owner ?k ?r)) (true (owner ?k ?r)))
-    (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
-    (<= (next (control p)) (true (control q)))
-    (<= (next (control q)) (true (control p)))
-    (<= early (true (at 1 ?c)) (true (at 2 ?d)) (adjacent ?c ?d))
-    (adjacent c1 c2) (adjacent c2 c3) (adjacent c4 c5) (adjacent c5 c6)
-    (<= terminal (true (step 7)))
-    (<= (goal p 100) early) (<= (goal p 0) (not early))
-    (<= (goal q 0) early) (<= (goal q 100) (not early))";
+/// Two players mark cells in turn, any cell any number of times; each mark is recorded with
+/// the step it was made at, and each step with whose turn it was: `(at ?k ?c)` and
+/// `(owner ?k ?r)` are ANDs with the one-hot `(step ?k)`, as in hex.
+fn steps_game() -> String {
+    let mut text = String::from(
+        "(role p) (role q) (init (control p)) (init (step 1))
+         (cell c1) (cell c2) (cell c3)
+         (<= (legal ?r (mark ?c)) (true (control ?r)) (cell ?c))
+         (<= (legal p noop) (true (control q)))
+         (<= (legal q noop) (true (control p)))
+         (<= (next (at ?k ?c)) (does ?r (mark ?c)) (true (step ?k)))
+         (<= (next (at ?k ?c)) (true (at ?k ?c)))
+         (<= (next (owner ?k ?r)) (true (step ?k)) (true (control ?r)))
+         (<= (next (owner ?k ?r)) (true (owner ?k ?r)))
+         (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+         (<= (next (control p)) (true (control q)))
+         (<= (next (control q)) (true (control p)))
+         (<= early (true (at 1 ?c)) (true (at 2 ?c)))
+         (<= terminal (true (step 30)))
+         (<= (goal p 100) early) (<= (goal p 0) (not early))
+         (<= (goal q 0) early) (<= (goal q 100) (not early))\n",
+    );
+    for k in 1..30 {
+        text.push_str(&format!("(succ {k} {})\n", k + 1));
+    }
+    text
+}
 
 #[test]
 fn step_counters_and_turns_are_found_as_one_hot_groups() {
-    let b = build_net(&inline(STEPS), &Budget::default()).unwrap();
+    let b = build_net(&inline(&steps_game()), &Budget::default()).unwrap();
     let net = &b.net;
     let m = PropnetMachine::new(Compiled::new(net, b.grounding_terms.clone(), b.symbols.clone()));
     // The fact a base node stands for.
@@ -748,13 +757,14 @@ fn step_counters_and_turns_are_found_as_one_hot_groups() {
         })
         .collect();
     groups.sort();
-    let steps: Vec<String> = (1..=8).map(|k| format!("( step {k} )")).collect();
+    let mut steps: Vec<String> = (1..=30).map(|k| format!("( step {k} )")).collect();
+    steps.sort();
     assert_eq!(groups, vec![vec!["( control p )".to_string(), "( control q )".to_string()], steps]);
     // A counter two of whose members hold initially is no group, nor one whose members are
     // copied twice (`(echo k)` holds with `(step k + 1)`).
     for bad in [
-        STEPS.replace("(init (step 1))", "(init (step 1)) (init (step 3))"),
-        format!("{STEPS} (<= (next (echo ?k)) (true (step ?k)))"),
+        steps_game().replace("(init (step 1))", "(init (step 1)) (init (step 3))"),
+        format!("{} (<= (next (echo ?k)) (true (step ?k)))", steps_game()),
     ] {
         let net = build_net(&inline(&bad), &Budget::default()).unwrap().net;
         let groups = select::one_hot_groups(&net);
@@ -762,45 +772,90 @@ fn step_counters_and_turns_are_found_as_one_hot_groups() {
     }
 }
 
-#[test]
-fn selected_edges_agree_with_the_interpreter_and_with_plain_edges() {
-    let g = inline(STEPS);
-    let b = build_net(&g, &Budget::default()).unwrap();
+/// `g`'s machine agrees with the interpreter on playouts and depth charges, and with a
+/// machine without selected edges in arbitrary states (where several members of a group
+/// may hold: the bookkeeping must not rest on the groups' being one-hot or sparse).
+fn selection_keeps_the_meaning(g: &Game, seed: u64) {
+    let b = build_net(g, &Budget::default()).unwrap();
     let c = Compiled::new(&b.net, b.grounding_terms.clone(), b.symbols.clone());
-    let (edges, families, _) = c.selected_counts();
-    // Each cell's mark and each role's turn, selected by the step.
-    assert_eq!(families, 6 + 2, "{edges} edges");
-    assert!(edges >= 8 * 6, "{edges} edges in {families} families");
-    assert!(differential_with(&g, PropnetMachine::new(c), 40, 5) > 200);
-    assert!(playouts_replay(&g, propnet(&g), 30, 6) > 100);
-    // In any state at all, even one where several steps hold, the selected edges give what
-    // plain edges give: their bookkeeping does not rest on the group being one-hot.
-    let mut sel = propnet(&g);
+    assert!(differential_with(g, PropnetMachine::new(c), 40, seed) > 100);
+    assert!(playouts_replay(g, propnet(g), 30, seed) > 100);
+    let mut sel = propnet(g);
     let mut plain =
         PropnetMachine::new(Compiled::without_selection(&b.net, b.grounding_terms.clone(), b.symbols.clone()));
     assert_eq!(plain.compiled().selected_counts().0, 0);
-    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-    let words = sel.initial_state().bits.len();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    let (words, nb) = (b.net.bases.len().div_ceil(64), b.net.bases.len());
+    let roles = b.net.roles.len();
     let mut buf = Vec::new();
     for _ in 0..500 {
         let mut s = PnState { bits: (0..words).map(|_| rng.gen::<u64>() & rng.gen::<u64>()).collect() };
-        if b.net.bases.len() % 64 != 0 {
-            s.bits[words - 1] &= (1 << (b.net.bases.len() % 64)) - 1;
+        if nb % 64 != 0 {
+            s.bits[words - 1] &= (1 << (nb % 64)) - 1;
         }
         assert_eq!(observe(&mut sel, &s), observe(&mut plain, &s));
         let mut joint = Vec::new();
-        for r in 0..2 {
+        for r in 0..roles {
             plain.legal_moves(&s, r, &mut buf);
             if buf.is_empty() {
                 break;
             }
             joint.push(buf[rng.gen_range(0..buf.len())]);
         }
-        if joint.len() == 2 {
+        if joint.len() == roles {
             let (mut na, mut nb) = (s.clone(), s.clone());
             sel.next_state(&s, &joint, &mut na);
             plain.next_state(&s, &joint, &mut nb);
             assert_eq!(na, nb);
         }
     }
+}
+
+#[test]
+fn edges_selected_by_one_hot_groups_keep_the_meaning() {
+    let g = inline(&steps_game());
+    let c = propnet(&g);
+    let (edges, families, _) = c.compiled().selected_counts();
+    // Each cell's mark and each role's turn, selected by the step.
+    assert_eq!(families, 3 + 2, "{edges} edges");
+    assert_eq!(edges, 5 * 30, "{edges} edges in {families} families");
+    selection_keeps_the_meaning(&g, 5);
+}
+
+#[test]
+fn edges_selected_by_sparse_groups_keep_the_meaning() {
+    let g = game("hex4.kif");
+    let b = build_net(&g, &Budget::default()).unwrap();
+    let one_hot = select::one_hot_groups(&b.net).len();
+    let c = propnet(&g);
+    let (edges, families, groups) = c.compiled().selected_counts();
+    assert!(groups > one_hot, "sparse groups of `(in ?k ?r ?c)`: {groups} groups, {one_hot} one-hot");
+    assert!(edges > 0 && families > 0);
+    selection_keeps_the_meaning(&g, 6);
+}
+
+#[test]
+fn selection_follows_the_profile() {
+    let b = build_net(&inline(&steps_game()), &Budget::default()).unwrap();
+    let n = b.net.nodes.len();
+    let compile = |p: &select::Profile| {
+        Compiled::with_profile(&b.net, b.grounding_terms.clone(), b.symbols.clone(), p).selected_counts().0
+    };
+    // Moves change every phase and steps seldom: every family pays.
+    let mut p = select::Profile { on: vec![0.01; n], flips: vec![0.0; n] };
+    for (i, node) in b.net.nodes.iter().enumerate() {
+        p.flips[i] = if matches!(node.kind, build::Kind::Base(_)) { 0.001 } else { 1.0 };
+    }
+    p.flips.iter_mut().zip(&b.net.nodes).for_each(|(f, n)| {
+        if matches!(n.kind, build::Kind::Input(_)) {
+            *f = 1.0;
+        }
+    });
+    let all = compile(&p);
+    assert!(all >= 3 * 30, "{all} edges");
+    // Steps change every phase and nothing else does: nothing pays.
+    for (i, node) in b.net.nodes.iter().enumerate() {
+        p.flips[i] = if matches!(node.kind, build::Kind::Base(_)) { 1.0 } else { 0.001 };
+    }
+    assert_eq!(compile(&p), 0);
 }
