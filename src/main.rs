@@ -111,6 +111,9 @@ enum Cmd {
         /// With --batch: words per node (lanes = 64 × words): 1, 2, 4 or 8.
         #[arg(long, default_value_t = propnet::batch::BATCH_WORDS)]
         words: usize,
+        /// With --engine propnet: no selected edges (to measure what they give).
+        #[arg(long)]
+        plain: bool,
     },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
@@ -248,7 +251,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words, plain } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
@@ -287,8 +290,14 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                         return Ok(ExitCode::from(2));
                     }
                 },
-                Engine::Propnet => match propnet::build(&g, &Budget::default()) {
-                    Ok((mut m, _)) => {
+                Engine::Propnet => match propnet::build_net(&g, &Budget::default()) {
+                    Ok(b) => {
+                        let c = if plain {
+                            propnet::Compiled::without_selection(&b.net, b.grounding_terms, b.symbols)
+                        } else {
+                            propnet::Compiled::new(&b.net, b.grounding_terms, b.symbols)
+                        };
+                        let mut m = propnet::PropnetMachine::new(c);
                         let c = m.compiled();
                         let (edges, families, groups) = c.selected_counts();
                         eprintln!(

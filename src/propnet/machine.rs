@@ -23,6 +23,7 @@ use crate::interp::{TermId, TermStore};
 use crate::machine::{Goal, PlayoutBuffers, PlayoutResult, StateMachine};
 use rand::Rng;
 use std::sync::Arc;
+use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
 /// Marks a family in the edge lists under construction (see [`Compiled::with_scan_max`]).
@@ -204,9 +205,28 @@ impl Compiled {
     /// Edges are selected (see [`super::select`]) by a profile of random playouts on the
     /// network compiled without them; a network too large to profile quickly has none.
     pub fn with_scan_max(net: &Net, terms: TermStore, symbols: SymbolTable, scan_max: usize) -> Compiled {
+        Compiled::selected(net, terms, symbols, scan_max, None)
+    }
+
+    /// As [`Compiled::new`], profiling (and compiling a second time) only if that is likely
+    /// to be over by `deadline`: a player's start clock covers the whole build.
+    pub fn with_deadline(net: &Net, terms: TermStore, symbols: SymbolTable, deadline: Option<Instant>) -> Compiled {
+        Compiled::selected(net, terms, symbols, SCAN_MAX, deadline)
+    }
+
+    fn selected(
+        net: &Net,
+        terms: TermStore,
+        symbols: SymbolTable,
+        scan_max: usize,
+        deadline: Option<Instant>,
+    ) -> Compiled {
+        let t0 = Instant::now();
         let first = Compiled::compile(net, terms, symbols, scan_max, None);
         let steps = PROFILE_WORK / net.nodes.len().max(1);
-        if steps < PROFILE_MIN_STEPS || std::env::var_os("FACTOTUM_NO_SELECT").is_some() {
+        // The profile and the second compile take about as long as the first compile or two.
+        let late = deadline.is_some_and(|d| Instant::now() + 4 * t0.elapsed() > d);
+        if steps < PROFILE_MIN_STEPS || late {
             return first;
         }
         let mut m = PropnetMachine::new(first);

@@ -82,7 +82,7 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
 /// Builds the propnet state machine of a game within `budget`.
 pub fn build(game: &Game, budget: &Budget) -> Result<(PropnetMachine, BuildReport), GroundError> {
     let b = build_net(game, budget)?;
-    let c = Compiled::new(&b.net, b.grounding_terms, b.symbols);
+    let c = Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
     Ok((PropnetMachine::new(c), b.report))
 }
 

@@ -859,3 +859,13 @@ fn selection_follows_the_profile() {
     }
     assert_eq!(compile(&p), 0);
 }
+
+#[test]
+fn no_profile_when_the_deadline_is_near() {
+    let b = build_net(&game("hex4.kif"), &Budget::default()).unwrap();
+    let compile = |d| Compiled::with_deadline(&b.net, b.grounding_terms.clone(), b.symbols.clone(), d);
+    assert!(compile(None).selected_counts().0 > 0);
+    let soon = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    assert!(compile(Some(soon)).selected_counts().0 > 0);
+    assert_eq!(compile(Some(std::time::Instant::now())).selected_counts().0, 0, "past the deadline");
+}

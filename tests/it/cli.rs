@@ -202,6 +202,28 @@ fn bench_batch_tictactoe() {
     assert!((num(5) - num(4) / 64.0).abs() <= 1.0, "per lane is total / 64: {row}");
 }
 
+/// The propnet bench says how many edges the machine selected; `--plain` selects none.
+#[test]
+fn bench_propnet_selects_edges_unless_plain() {
+    let selected = |plain: bool| {
+        let mut args = vec!["bench", "gdl/hex4.kif", "--engine", "propnet", "--seconds", "0.2", "--runs", "1"];
+        if plain {
+            args.push("--plain");
+        }
+        let o = factotum(&args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).lines().any(|l| l.starts_with("| hex4 | propnet | 1 |")), "{}", stdout(&o));
+        let err = stderr(&o);
+        let line = err.lines().find(|l| l.starts_with("propnet machine:")).unwrap_or_else(|| panic!("{err}"));
+        // "..., E selected edges in F families over K groups"
+        let part = line.split(", ").find(|p| p.contains(" selected edges")).unwrap_or_else(|| panic!("{line}"));
+        part.split(' ').next().and_then(|n| n.parse::<usize>().ok()).unwrap_or_else(|| panic!("{line}"))
+    };
+    assert!(selected(false) > 0);
+    assert_eq!(selected(true), 0);
+}
+
 #[test]
 fn bench_malformed_game_exits_2() {
     let dir = temp_dir("bench-bad");
