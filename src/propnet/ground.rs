@@ -342,6 +342,7 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         .filter(|(fr, _)| !unread.contains(&(fr.head.rel, fr.head.args.len())))
         .filter_map(|(_, i)| i.as_ref().map(|(name, vars)| (*name, vars.len())))
         .collect();
+    let t_domains = Instant::now();
     let complete = match interp.eval_static_limited(&watch, budget.max_instances) {
         Ok(complete) => complete,
         Err(n) => {
@@ -358,6 +359,7 @@ pub(crate) fn ground_with(game: &Game, budget: &Budget, eliminate: bool) -> Resu
         return Err(GroundError::TooLarge("the domain analysis exceeded the interpreter's limits".into()));
     }
     budget.check_time("computing domains")?;
+    tracing::debug!(ms = t_domains.elapsed().as_secs_f64() * 1000.0, "domains computed");
 
     let roles: Vec<Sym> = game.roles();
     let mut bases = Vec::new();

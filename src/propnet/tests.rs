@@ -701,3 +701,24 @@ fn guards_restrict_relations_to_the_atoms_read_and_static_literals_are_left_out(
     assert!(!gr.rules.iter().any(|r| static_atom(r.head)), "unread static relations not instantiated");
     assert!(differential(&g, 60, 8) > 100);
 }
+
+#[test]
+fn network_components_come_dependencies_first_and_only_from_the_roots() {
+    use super::build::node_sccs;
+    let r = |n: u32| Ref::new(n, false);
+    // 0 reads 1; 1 and 2 read each other; 2 reads 3; 4 reads 0 but is no root's dependency.
+    let succ: Vec<Vec<Ref>> = vec![vec![r(1)], vec![r(2)], vec![r(1), r(3).not()], vec![], vec![r(0)]];
+    let comps = node_sccs(succ.len(), [0], |v| &succ[v]);
+    let got: Vec<Vec<u32>> = comps
+        .iter()
+        .map(|c| {
+            let mut c = c.to_vec();
+            c.sort_unstable();
+            c
+        })
+        .collect();
+    assert_eq!(got, vec![vec![3], vec![1, 2], vec![0]]);
+    let all = node_sccs(succ.len(), 0..succ.len(), |v| &succ[v]);
+    assert_eq!(all.len(), 4);
+    assert_eq!(all.get(3), &[4]);
+}
