@@ -144,34 +144,40 @@ fn flip(v: V, neg: bool) -> V {
 
 /// Builds the unoptimized network: one OR per atom over one AND per rule instance.
 pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
+    let terms = &g.terms;
+    // The ref of each atom a body may name, by term id: `(true b)` of a base, `(does r m)` of
+    // an input, and each head.
+    const NONE: Ref = Ref(u32::MAX);
+    let mut ref_of: Vec<Ref> = vec![NONE; terms.len()];
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
-    let mut base_of: FxHashMap<TermId, Ref> = FxHashMap::default();
+    let mut base_ref = Vec::with_capacity(g.bases.len());
     for (i, &b) in g.bases.iter().enumerate() {
-        base_of.insert(b, Ref::new(nodes.len() as u32, false));
+        let r = Ref::new(nodes.len() as u32, false);
+        base_ref.push(r);
+        if let Some(t) = terms.lookup(kw::TRUE, &[b]) {
+            ref_of[t.0 as usize] = r;
+        }
         nodes.push(Node { kind: Kind::Base(i as u32), inputs: Vec::new() });
     }
-    let mut input_of: FxHashMap<(TermId, TermId), Ref> = FxHashMap::default();
+    let mut input_ref = Vec::with_capacity(g.inputs.len());
     for (i, &(r, m)) in g.inputs.iter().enumerate() {
-        input_of.insert((g.role_terms[r], m), Ref::new(nodes.len() as u32, false));
+        let x = Ref::new(nodes.len() as u32, false);
+        input_ref.push(x);
+        if let Some(t) = terms.lookup(kw::DOES, &[g.role_terms[r], m]) {
+            ref_of[t.0 as usize] = x;
+        }
         nodes.push(Node { kind: Kind::Input(i as u32), inputs: Vec::new() });
     }
-    let mut atom_of: FxHashMap<TermId, Ref> = FxHashMap::default();
     for r in &g.rules {
-        atom_of.entry(r.head).or_insert_with(|| {
+        if ref_of[r.head.0 as usize] == NONE {
+            ref_of[r.head.0 as usize] = Ref::new(nodes.len() as u32, false);
             nodes.push(Node { kind: Kind::Or, inputs: Vec::new() });
-            Ref::new(nodes.len() as u32 - 1, false)
-        });
+        }
     }
-    let terms = &g.terms;
     let lit_ref = |atom: TermId| -> Ref {
-        let f = terms.functor(atom);
-        let args = terms.args(atom);
-        if f == kw::TRUE && args.len() == 1 {
-            base_of.get(&args[0]).copied().unwrap_or(Ref::FALSE)
-        } else if f == kw::DOES && args.len() == 2 {
-            input_of.get(&(args[0], args[1])).copied().unwrap_or(Ref::FALSE)
-        } else {
-            atom_of.get(&atom).copied().unwrap_or(Ref::FALSE)
+        match ref_of[atom.0 as usize] {
+            NONE => Ref::FALSE,
+            r => r,
         }
     };
     for (k, r) in g.rules.iter().enumerate() {
@@ -188,29 +194,27 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
                 Ref::new(nodes.len() as u32 - 1, false)
             }
         };
-        let head = atom_of[&r.head];
+        let head = ref_of[r.head.0 as usize];
         nodes[head.node()].inputs.push(input);
     }
+    let atom_of = |t: TermId| Some(ref_of[t.0 as usize]).filter(|&r| r != NONE);
     let lookup = |rel: crate::gdl::Sym, args: &[TermId]| -> Ref {
-        terms.lookup(rel, args).and_then(|t| atom_of.get(&t).copied()).unwrap_or(Ref::FALSE)
+        terms.lookup(rel, args).and_then(atom_of).unwrap_or(Ref::FALSE)
     };
     let mut init = Vec::with_capacity(g.bases.len());
     let mut next = Vec::with_capacity(g.bases.len());
-    let mut base_ref = Vec::with_capacity(g.bases.len());
     for &b in &g.bases {
-        base_ref.push(base_of[&b]);
         next.push(lookup(kw::NEXT, &[b]));
         init.push(lookup(kw::INIT, &[b]));
     }
     let mut legal = Vec::with_capacity(g.inputs.len());
-    let mut input_ref = Vec::with_capacity(g.inputs.len());
     for &(r, m) in &g.inputs {
-        input_ref.push(input_of[&(g.role_terms[r], m)]);
         legal.push(lookup(kw::LEGAL, &[g.role_terms[r], m]));
     }
     let mut goals = vec![Vec::new(); g.roles.len()];
-    let mut heads: Vec<TermId> = atom_of.keys().copied().collect();
+    let mut heads: Vec<TermId> = g.rules.iter().map(|r| r.head).filter(|&h| terms.functor(h) == kw::GOAL).collect();
     heads.sort_unstable();
+    heads.dedup();
     for h in heads {
         let args = terms.args(h);
         if terms.functor(h) == kw::GOAL && args.len() == 2 {
@@ -220,7 +224,7 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
                 } else {
                     None
                 };
-                goals[ri].push((atom_of[&h], v));
+                goals[ri].push((atom_of(h).expect("a head"), v));
             }
         }
     }
@@ -1007,12 +1011,13 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
         let n = r.node();
         !r.neg() && nodes[n].kind == Kind::And && fanout[n] == 1 && !cyclic[n]
     };
-    // Terms of the disjunction: each a conjunction of literals, with the node it came from.
+    // Terms of the disjunction: each a conjunction of literals, with the node it came from
+    // (whose inputs are moved out, and back if the term is kept as it is).
     let mut terms: Vec<(Vec<Ref>, Option<Ref>)> = Vec::new();
     let mut out: Vec<Ref> = Vec::new();
     for r in inputs {
         if factorable(&r, nodes) {
-            terms.push((nodes[r.node()].inputs.clone(), Some(r)));
+            terms.push((std::mem::take(&mut nodes[r.node()].inputs), Some(r)));
         } else {
             out.push(r);
         }
@@ -1023,42 +1028,84 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
 
 /// Factors a disjunction of conjunctions greedily by the most shared literal; returns the
 /// disjuncts. Literals are taken in order of how many terms share them (counted once, up
-/// front, so a wide OR costs near-linear time); each takes the terms still free that hold
+/// front, from the (literal, term) pairs sorted), each taking the terms still free that hold
 /// it. Unchanged terms keep their original node; only factored ones make new nodes.
 fn factor_terms(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>) -> Vec<Ref> {
+    let mut pairs: Vec<(Ref, u32)> = Vec::new();
+    if terms.len() >= 2 {
+        pairs = terms.iter().enumerate().flat_map(|(i, (t, _))| t.iter().map(move |&l| (l, i as u32))).collect();
+        pairs.sort_unstable();
+    }
+    factor_sorted(nodes, terms, pairs)
+}
+
+/// [`factor_terms`] given the (literal, term) pairs sorted. A group's terms keep their
+/// order, so its pairs, taken from these in order, come sorted too: only the top level
+/// sorts.
+fn factor_sorted(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>, pairs: Vec<(Ref, u32)>) -> Vec<Ref> {
+    let keep = |nodes: &mut Vec<Node>, t: Vec<Ref>, orig: Option<Ref>| match orig {
+        Some(r) => {
+            nodes[r.node()].inputs = t;
+            r
+        }
+        None => new_and(nodes, t),
+    };
     let mut out = Vec::new();
     if terms.len() < 2 {
-        out.extend(terms.into_iter().map(|(t, orig)| orig.unwrap_or_else(|| new_and(nodes, t))));
+        for (t, orig) in terms {
+            out.push(keep(nodes, t, orig));
+        }
         return out;
     }
-    let mut holders: FxHashMap<Ref, Vec<usize>> = FxHashMap::default();
-    for (i, (t, _)) in terms.iter().enumerate() {
-        for &l in t {
-            holders.entry(l).or_default().push(i);
+    // (terms holding it, literal, its pairs' start)
+    let mut order: Vec<(usize, Ref, usize)> = Vec::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        let mut j = i + 1;
+        while j < pairs.len() && pairs[j].0 == pairs[i].0 {
+            j += 1;
         }
+        if j - i >= 2 {
+            order.push((j - i, pairs[i].0, i));
+        }
+        i = j;
     }
-    let mut order: Vec<(Ref, usize)> =
-        holders.iter().filter(|(_, v)| v.len() >= 2).map(|(&l, v)| (l, v.len())).collect();
-    order.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut taken = vec![false; terms.len()];
-    for (best, _) in order {
-        let group: Vec<usize> = holders[&best].iter().copied().filter(|&i| !taken[i]).collect();
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // The groups, each with the literal they share; each term's group and place in it.
+    let mut groups: Vec<(Ref, Vec<u32>)> = Vec::new();
+    let mut group_of = vec![u32::MAX; terms.len()];
+    let mut place = vec![0u32; terms.len()];
+    for (count, best, start) in order {
+        let group: Vec<u32> =
+            pairs[start..start + count].iter().map(|p| p.1).filter(|&i| group_of[i as usize] == u32::MAX).collect();
         if group.len() < 2 {
             continue;
         }
-        for &i in &group {
-            taken[i] = true;
+        for (k, &i) in group.iter().enumerate() {
+            group_of[i as usize] = groups.len() as u32;
+            place[i as usize] = k as u32;
         }
+        groups.push((best, group));
+    }
+    let mut inner_pairs: Vec<Vec<(Ref, u32)>> = vec![Vec::new(); groups.len()];
+    for &(l, i) in &pairs {
+        let g = group_of[i as usize];
+        if g != u32::MAX && l != groups[g as usize].0 {
+            inner_pairs[g as usize].push((l, place[i as usize]));
+        }
+    }
+    drop(pairs);
+    for ((best, group), inner_pairs) in groups.into_iter().zip(inner_pairs) {
         let inner: Vec<(Vec<Ref>, Option<Ref>)> = group
             .iter()
-            .map(|&i| (terms[i].0.iter().copied().filter(|&l| l != best).collect::<Vec<_>>(), None))
+            .map(|&i| (terms[i as usize].0.iter().copied().filter(|&l| l != best).collect::<Vec<_>>(), None))
             .collect();
         if inner.iter().any(|(t, _)| t.is_empty()) {
             // best ∧ (true ∨ ...) = best.
             out.push(best);
             continue;
         }
-        let refs = factor_terms(nodes, inner);
+        let refs = factor_sorted(nodes, inner, inner_pairs);
         let inner_or = if refs.len() == 1 {
             refs[0]
         } else {
@@ -1068,8 +1115,8 @@ fn factor_terms(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>) -> V
         out.push(new_and(nodes, vec![best, inner_or]));
     }
     for (i, (t, orig)) in terms.into_iter().enumerate() {
-        if !taken[i] {
-            out.push(orig.unwrap_or_else(|| new_and(nodes, t)));
+        if group_of[i] == u32::MAX {
+            out.push(keep(nodes, t, orig));
         }
     }
     out

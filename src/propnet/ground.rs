@@ -598,23 +598,32 @@ impl Domains {
                 .iter()
                 .map(|l| matches!(l, FlatLit::Pos(a) if exact.contains(&(a.rel, a.args.len()))))
                 .collect();
+            if *n == 0 {
+                continue;
+            }
+            let mut head = GAtom::new(&fr.head, vars, &mut terms);
+            // The body literals the ground rules keep: (compiled atom, negated, exclusion).
+            let mut body: Vec<(GAtom, bool, Option<usize>)> = Vec::new();
+            for (j, l) in fr.body.iter().enumerate() {
+                let (a, neg) = match l {
+                    FlatLit::Pos(_) if always[j] => continue,
+                    FlatLit::Pos(a) => (a, false),
+                    FlatLit::Neg(a) => (a, true),
+                    // Held in the relaxed join, and ground: already true.
+                    FlatLit::Distinct(..) | FlatLit::Same(..) => continue,
+                };
+                body.push((GAtom::new(a, vars, &mut terms), neg, excl_at[j]));
+            }
             for k in 0..*n {
                 let vals = &row[k * vars.len()..(k + 1) * vars.len()];
-                let head = ground_atom(&fr.head, vars, vals, &mut terms, &mut scratch);
+                let head = head.ground(vals, &mut terms, &mut scratch);
                 let start = lits.len() as u32;
-                for (j, l) in fr.body.iter().enumerate() {
-                    let (a, neg) = match l {
-                        FlatLit::Pos(_) if always[j] => continue,
-                        FlatLit::Pos(a) => (a, false),
-                        FlatLit::Neg(a) => (a, true),
-                        // Held in the relaxed join, and ground: already true.
-                        FlatLit::Distinct(..) | FlatLit::Same(..) => continue,
-                    };
-                    let atom = ground_atom(a, vars, vals, &mut terms, &mut scratch);
-                    if let Some(e) = excl_at[j] {
+                for (a, neg, excl) in &mut body {
+                    let atom = a.ground(vals, &mut terms, &mut scratch);
+                    if let Some(e) = *excl {
                         needed[e].insert(atom);
                     }
-                    lits.push(GLit { atom, neg });
+                    lits.push(GLit { atom, neg: *neg });
                 }
                 if lits.len() > budget.max_literals {
                     return Err(GroundError::TooLarge(format!(
@@ -1027,31 +1036,78 @@ fn show_rule(fr: &crate::gdl::FlatRule, symbols: &SymbolTable) -> String {
     s
 }
 
-/// The term of an atom under a binding of the rule's variables.
-fn ground_atom(a: &Atom, vars: &[Sym], vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
-    let base = scratch.len();
-    for t in &a.args {
-        let g = ground_term(t, vars, vals, terms, scratch);
-        scratch.push(g);
-    }
-    let id = terms.intern(a.rel, &scratch[base..]);
-    scratch.truncate(base);
-    id
+/// A rule's atom compiled against the rule's variables (the columns of its instance rows),
+/// with the atom of the last row it was grounded for: consecutive rows, listed in join order,
+/// often agree on its variables.
+struct GAtom {
+    rel: Sym,
+    args: Vec<GPat>,
+    /// The columns it reads, their values in the last row, and its atom then.
+    vars: Vec<usize>,
+    last: Vec<TermId>,
+    atom: Option<TermId>,
 }
 
-fn ground_term(t: &Term, vars: &[Sym], vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
-    match t {
-        Term::Var(v) => vals[vars.iter().position(|x| x == v).expect("safe rule: every variable is bound")],
-        Term::Const(c) => terms.intern(*c, &[]),
-        Term::Func(f, args) => {
-            let base = scratch.len();
-            for a in args.iter() {
-                let g = ground_term(a, vars, vals, terms, scratch);
-                scratch.push(g);
+/// A term pattern over a row: a column, a ground term, or a function of patterns.
+enum GPat {
+    Var(usize),
+    Term(TermId),
+    Func(Sym, Vec<GPat>),
+}
+
+impl GAtom {
+    fn new(a: &Atom, vars: &[Sym], terms: &mut TermStore) -> GAtom {
+        fn pat(t: &Term, vars: &[Sym], terms: &mut TermStore, cols: &mut Vec<usize>) -> GPat {
+            match t {
+                Term::Var(v) => {
+                    let c = vars.iter().position(|x| x == v).expect("safe rule: every variable is bound");
+                    if !cols.contains(&c) {
+                        cols.push(c);
+                    }
+                    GPat::Var(c)
+                }
+                Term::Const(c) => GPat::Term(terms.intern(*c, &[])),
+                Term::Func(f, args) => GPat::Func(*f, args.iter().map(|a| pat(a, vars, terms, cols)).collect()),
             }
-            let id = terms.intern(*f, &scratch[base..]);
-            scratch.truncate(base);
-            id
         }
+        let mut cols = Vec::new();
+        let args = a.args.iter().map(|t| pat(t, vars, terms, &mut cols)).collect();
+        GAtom { rel: a.rel, args, last: Vec::with_capacity(cols.len()), vars: cols, atom: None }
+    }
+
+    /// The atom for the row `vals`.
+    fn ground(&mut self, vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
+        if let Some(atom) = self.atom {
+            if self.vars.iter().zip(&self.last).all(|(&c, &v)| vals[c] == v) {
+                return atom;
+            }
+        }
+        fn build(p: &GPat, vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
+            match p {
+                GPat::Var(c) => vals[*c],
+                GPat::Term(t) => *t,
+                GPat::Func(f, args) => {
+                    let base = scratch.len();
+                    for a in args {
+                        let g = build(a, vals, terms, scratch);
+                        scratch.push(g);
+                    }
+                    let id = terms.intern(*f, &scratch[base..]);
+                    scratch.truncate(base);
+                    id
+                }
+            }
+        }
+        let base = scratch.len();
+        for a in &self.args {
+            let g = build(a, vals, terms, scratch);
+            scratch.push(g);
+        }
+        let atom = terms.intern(self.rel, &scratch[base..]);
+        scratch.truncate(base);
+        self.last.clear();
+        self.last.extend(self.vars.iter().map(|&c| vals[c]));
+        self.atom = Some(atom);
+        atom
     }
 }
