@@ -6,20 +6,25 @@
 //! and over-approximates the original (a superset of every atom true in any reachable state),
 //! so one bottom-up fixpoint gives all the ground atoms the propnet needs. Each rule `i` is
 //! given `(#inst_i vars...) :- relaxed body` beside `head :- relaxed body`, so the tuples
-//! of `#inst_i` are exactly the rule's ground instances (listed once, after the fixpoint).
+//! of `#inst_i` are exactly the rule's ground instances. Nothing reads `#inst_i`: it is
+//! listed once, after the fixpoint. The head rule needs no instance, only its head's atoms:
+//! its local variables are eliminated (see [`eliminate_locals`]; the relaxed game has no
+//! negation, so the relation is the same), so that a rule with many instances per head
+//! costs the recursive fixpoint only its heads.
 //!
 //! Rewrites that keep the meaning and shrink the instances: `project_locals`,
 //! `split_components`, exclusion chains (`super::exclude`) and, when the grounding is too
-//! large as written, `eliminate_locals`. Guards (`super::guard`) restrict relations read
-//! positively to the atoms their readers can name.
+//! large as written and that shrinks its largest rules, `eliminate_locals`. Guards
+//! (`super::guard`) restrict relations read positively to the atoms their readers can name.
 //!
 //! Demand: a relation read only under negation (never by a positive literal) matters only
 //! at the atoms those negative literals name in some instance. Its rules in the relaxed game
 //! get a leading `(#demand_k head-args)` literal, where `#demand_k` holds exactly those
-//! atoms (one rule per negative literal: `(#demand_k args) :- (#inst_j vars)`). The
-//! instances dropped have heads no ground rule reads, so the network is unchanged where it
-//! is read; soundness still rests on the relaxed game being a superset, as every instance
-//! kept is one of the unrestricted relaxed game's.
+//! atoms (one rule per negative literal: `(#demand_k args) :- relaxed body of rule j`, with
+//! rule j's guard and its other variables eliminated). The instances dropped have heads no
+//! ground rule reads, so the network is unchanged where it is read; soundness still rests
+//! on the relaxed game being a superset, as every instance kept is one of the unrestricted
+//! relaxed game's.
 
 use crate::gdl::{flatten, kw, Atom, FlatLit, Game, Literal, Rule, Sym, SymbolTable, Term};
 use crate::interp::{Interpreter, TermId, TermStore};
@@ -110,9 +115,11 @@ const NEXT: &str = "#next";
 const FIRST_TRY_INSTANCES: usize = 3_500_000;
 
 /// Grounds a game within `budget`. If the rules as written have too many instances (more
-/// than [`FIRST_TRY_INSTANCES`]), tries with every rule's local variables eliminated one by
-/// one (see [`eliminate_locals`]), and if that is too large too, the rules as written with
-/// the whole budget.
+/// than [`FIRST_TRY_INSTANCES`]) and eliminating local variables would shrink the rules that
+/// have most of them, tries with every rule's local variables eliminated one by one (see
+/// [`eliminate_locals`]), and if that is too large too, the rules as written with the whole
+/// budget; if it would not shrink them (chess: their locals occur under negation), the
+/// analysis as written goes on where it stopped.
 pub fn ground(game: &Game, budget: &Budget) -> Result<Grounding, GroundError> {
     ground_first(game, budget, FIRST_TRY_INSTANCES).map(|(g, _)| g)
 }
