@@ -2,7 +2,7 @@
 //! evaluated with as many variables bound as possible, checks (`distinct`, negation) placed
 //! as soon as their variables are bound, and an access path chosen for every literal.
 
-use super::relation::{functor_key, IndexKind, Relation};
+use super::relation::{col, functor_key, sub_col, Col, IndexKind, Relation};
 use super::terms::{TermId, TermStore};
 use crate::gdl::{Atom, FlatLit, FlatRule, Sym, SymbolTable, Term};
 use rustc_hash::FxHashMap;
@@ -28,8 +28,9 @@ pub enum Access {
     Exact { slot: usize, pos: usize },
     /// Argument pattern is a function term: the chain of its functor in index `slot`.
     Functor { slot: usize, key: u64 },
-    /// The arguments at `cols` are bound: the chain of their values' hash in index `slot`.
-    Multi { slot: usize, cols: Box<[usize]> },
+    /// The terms at `cols` (arguments, or variables or constants inside function terms) are
+    /// bound: the chain of their values' hash in index `slot`.
+    Multi { slot: usize, cols: Box<[Col]> },
 }
 
 #[derive(Clone, Debug)]
@@ -151,6 +152,20 @@ fn bound_fraction(p: &Pat, bound: &[bool]) -> f64 {
     }
 }
 
+/// The columns (see [`Col`]) of the bound parts of pattern `p` at column `c`: `c` itself if
+/// `p` is bound, else those of its bound subpatterns.
+fn bound_cols(p: &Pat, c: Col, bound: &[bool], out: &mut Vec<Col>) {
+    if pat_bound(p, bound) {
+        out.push(c);
+    } else if let Pat::Func(_, ps) = p {
+        for (i, q) in ps.iter().enumerate() {
+            if let Some(d) = sub_col(c, i) {
+                bound_cols(q, d, bound, out);
+            }
+        }
+    }
+}
+
 fn pat_vars(p: &Pat, out: &mut Vec<u16>) {
     match p {
         Pat::Var(v) => {
@@ -255,12 +270,18 @@ impl Compiler<'_> {
         if args.iter().all(|p| pat_bound(p, bound)) {
             return Access::Member;
         }
-        let cols: Vec<usize> = (0..args.len())
-            .filter(|&i| matches!(&args[i], Pat::Var(_) | Pat::Ground(_)) && pat_bound(&args[i], bound))
-            .collect();
-        if self.multi_index && cols.len() >= 2 && cols.len() <= super::eval::BUF {
-            let slot = self.rels[rel].add_index_filled(cols[0], IndexKind::Multi, &cols, self.terms);
-            return Access::Multi { slot, cols: cols.into() };
+        if self.multi_index {
+            // Every bound argument, and the bound leaves of partly bound function terms.
+            let mut cols: Vec<Col> = Vec::new();
+            for (i, p) in args.iter().enumerate() {
+                bound_cols(p, col(i), bound, &mut cols);
+            }
+            let inner = cols.iter().any(|&c| c > 0xff);
+            if (cols.len() >= 2 || inner) && cols.len() <= super::eval::BUF {
+                let pos = (cols[0] & 0xff) as usize;
+                let slot = self.rels[rel].add_index_filled(pos, IndexKind::Multi, &cols, self.terms);
+                return Access::Multi { slot, cols: cols.into() };
+            }
         }
         // The bound argument with the most distinct values (when they are known), else
         // the first.

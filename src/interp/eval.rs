@@ -243,7 +243,8 @@ impl Db {
         }
     }
 
-    /// The candidate tuple indices for a literal, in `[lo, hi)`.
+    /// The candidate tuple indices for a literal, in `[lo, hi)`. (A `Multi` column inside a
+    /// pattern always lies on it: the compiler chose it from the pattern.)
     #[inline]
     fn cursor(&self, r: &Relation, args: &[Pat], access: &Access, lo: u32, hi: u32, b: &[TermId]) -> Cursor {
         match access {
@@ -257,7 +258,7 @@ impl Db {
             Access::Multi { slot, cols } => {
                 let mut vals = [TermId(0); BUF];
                 for (k, &c) in cols.iter().enumerate() {
-                    match self.ground(&args[c], b) {
+                    match pat_at(args, c).and_then(|p| self.ground(p, b)) {
                         Some(v) => vals[k] = v,
                         None => return Cursor::One(None),
                     }
@@ -381,4 +382,16 @@ impl Db {
             }
         }
     }
+}
+
+/// The subpattern of `args` at column `c` (see [`super::relation::Col`]).
+fn pat_at(args: &[Pat], c: super::relation::Col) -> Option<&Pat> {
+    let mut p = args.get((c & 0xff) as usize)?;
+    let mut rest = c >> 8;
+    while rest != 0 {
+        let Pat::Func(_, ps) = p else { return None };
+        p = ps.get((rest & 0xff) as usize - 1)?;
+        rest >>= 8;
+    }
+    Some(p)
 }

@@ -121,6 +121,12 @@ impl Interpreter {
         Ok(())
     }
 
+    /// The number of tuples of relation `rel/arity` computed so far (0 for an unknown
+    /// relation).
+    pub fn tuple_count(&self, rel: Sym, arity: usize) -> usize {
+        self.plan.rel_names.iter().position(|&k| k == (rel, arity)).map_or(0, |id| self.db.rels[id].len as usize)
+    }
+
     /// The term store, to build further terms over the same ids.
     pub fn into_terms(self) -> TermStore {
         self.db.terms

@@ -15,8 +15,8 @@ pub enum IndexKind {
     Exact,
     /// The argument's functor and arity.
     Functor,
-    /// A hash of the term ids of the arguments at [`Index::cols`] (tuples of other keys may
-    /// share a chain: joins match every argument anyway).
+    /// A hash of the term ids at the [`Col`]s [`Index::cols`] (tuples of other keys may share
+    /// a chain: joins match every argument anyway).
     Multi,
 }
 
@@ -25,9 +25,38 @@ pub enum IndexKind {
 pub struct Index {
     pub pos: usize,
     pub kind: IndexKind,
-    pub cols: Box<[usize]>,
+    pub cols: Box<[Col]>,
     heads: FxHashMap<u64, u32>,
     next: Vec<u32>,
+}
+
+/// A place in a tuple: an argument, or a subterm of one. The low byte is the argument's
+/// position; each further byte, while not zero, is one more than the index of an argument of
+/// the term reached so far (`(p (f a b))`: `1 | 2 << 8` is `b`).
+pub type Col = u64;
+
+/// The column of argument `pos`.
+pub fn col(pos: usize) -> Col {
+    pos as Col
+}
+
+/// The column of argument `i` of the term at column `c` (at most seven levels deep).
+pub fn sub_col(c: Col, i: usize) -> Option<Col> {
+    let depth = (1..8).find(|&d| c >> (8 * d) == 0)?;
+    (i < 255).then(|| c | ((i as Col + 1) << (8 * depth)))
+}
+
+/// The term at column `c` of tuple `t`, or `None` if `t` has no such subterm.
+#[inline]
+pub fn col_value(t: &[TermId], c: Col, terms: &TermStore) -> Option<TermId> {
+    let mut v = *t.get((c & 0xff) as usize)?;
+    let mut rest = c >> 8;
+    while rest != 0 {
+        let i = (rest & 0xff) as usize - 1;
+        v = *terms.args(v).get(i)?;
+        rest >>= 8;
+    }
+    Some(v)
 }
 
 /// The key of a [`IndexKind::Multi`] index for these argument values.
@@ -50,7 +79,11 @@ impl Index {
         match self.kind {
             IndexKind::Exact => v.0 as u64,
             IndexKind::Functor => functor_key(terms.functor(v), terms.args(v).len()),
-            IndexKind::Multi => multi_key(self.cols.iter().map(|&c| t[c])),
+            // A tuple without one of the subterms is filed under a key no look-up builds
+            // (barring a collision, which the join's match rejects).
+            IndexKind::Multi => {
+                multi_key(self.cols.iter().map(|&c| col_value(t, c, terms).unwrap_or(TermId(u32::MAX))))
+            }
         }
     }
 }
@@ -88,8 +121,8 @@ impl Relation {
 
     /// Registers an index, returning its slot. Tuples already present are filed in it (a
     /// join planned again between evaluations may ask for a new index).
-    /// `cols`: the argument positions of a [`IndexKind::Multi`] index (else empty).
-    pub fn add_index_filled(&mut self, pos: usize, kind: IndexKind, cols: &[usize], terms: &TermStore) -> usize {
+    /// `cols`: the columns of a [`IndexKind::Multi`] index (else empty).
+    pub fn add_index_filled(&mut self, pos: usize, kind: IndexKind, cols: &[Col], terms: &TermStore) -> usize {
         if let Some(i) = self.indexes.iter().position(|x| x.pos == pos && x.kind == kind && &*x.cols == cols) {
             return i;
         }

@@ -1147,3 +1147,54 @@ fn deep_top_down_recursion_stops_at_the_call_depth_guard() {
     let _ = legal(&mut m, &s, 0);
     assert!(m.overflowed(), "evaluation past the call-depth guard must say so");
 }
+
+/// The grounder's joins look a partly bound function term up by the bound leaves inside it:
+/// `(mv p (move ?x ?f ?t))` with `?x ?t` bound goes through the moves of that piece to that
+/// square, not every move.
+#[test]
+fn a_partly_bound_function_term_is_looked_up_by_its_bound_leaves() {
+    let text = "
+(role p)
+(piece a) (piece b) (piece c)
+(sq 1) (sq 2) (sq 3) (sq 4)
+(<= (mv p (move ?x ?f ?t)) (piece ?x) (sq ?f) (sq ?t) (distinct ?f ?t))
+(<= (want ?x ?t) (piece ?x) (sq ?t) (distinct ?x c))
+(<= (hit ?x ?f ?t) (want ?x ?t) (mv p (move ?x ?f ?t)))
+(<= (legal p noop) (sq 1))
+(<= terminal (sq 1))
+(<= (goal p 100) (sq 1))
+";
+    let game = Game::parse("inline.kif", text).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = Interpreter::materialized(&game, None).unwrap();
+    assert!(m.eval_static());
+    let hit = game.symbols.get("hit").unwrap();
+    let mut tuples = Vec::new();
+    m.for_each_tuple(hit, 3, |t| tuples.push(t.to_vec())).unwrap();
+    // Two pieces, four squares to, three from.
+    assert_eq!(tuples.len(), 2 * 4 * 3);
+    let id = m.plan.rel_names.iter().position(|&k| k == (hit, 3)).unwrap();
+    let rule = m.plan.rules.iter().find(|r| r.head_rel == id).unwrap();
+    let inner = rule.body.iter().any(|l| {
+        matches!(l, compile::Lit::Pos { access: compile::Access::Multi { cols, .. }, .. } if cols.iter().any(|&c| c > 0xff))
+    });
+    assert!(inner, "{:?}", rule.body);
+}
+
+#[test]
+fn index_columns_reach_into_function_terms() {
+    use relation::{col, col_value, sub_col};
+    let mut terms = TermStore::new();
+    let (f, g) = (crate::gdl::Sym(9001), crate::gdl::Sym(9002));
+    let a = terms.intern(crate::gdl::Sym(9003), &[]);
+    let b = terms.intern(crate::gdl::Sym(9004), &[]);
+    let inner = terms.intern(g, &[a, b]);
+    let t = terms.intern(f, &[b, inner]);
+    let tuple = [a, t];
+    let c = sub_col(col(1), 1).unwrap();
+    assert_eq!(col_value(&tuple, col(0), &terms), Some(a));
+    assert_eq!(col_value(&tuple, c, &terms), Some(inner));
+    assert_eq!(col_value(&tuple, sub_col(c, 0).unwrap(), &terms), Some(a));
+    assert_eq!(col_value(&tuple, sub_col(c, 1).unwrap(), &terms), Some(b));
+    // No such subterm: a constant has no arguments.
+    assert_eq!(col_value(&tuple, sub_col(col(0), 0).unwrap(), &terms), None);
+}

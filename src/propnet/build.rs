@@ -15,9 +15,9 @@
 
 use super::ground::{Budget, GroundError, Grounding};
 use crate::gdl::kw;
-use crate::graph::sccs;
 use crate::interp::TermId;
 use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
 
 /// A node and whether it is negated: `node << 1 | negated`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -144,34 +144,40 @@ fn flip(v: V, neg: bool) -> V {
 
 /// Builds the unoptimized network: one OR per atom over one AND per rule instance.
 pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
+    let terms = &g.terms;
+    // The ref of each atom a body may name, by term id: `(true b)` of a base, `(does r m)` of
+    // an input, and each head.
+    const NONE: Ref = Ref(u32::MAX);
+    let mut ref_of: Vec<Ref> = vec![NONE; terms.len()];
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
-    let mut base_of: FxHashMap<TermId, Ref> = FxHashMap::default();
+    let mut base_ref = Vec::with_capacity(g.bases.len());
     for (i, &b) in g.bases.iter().enumerate() {
-        base_of.insert(b, Ref::new(nodes.len() as u32, false));
+        let r = Ref::new(nodes.len() as u32, false);
+        base_ref.push(r);
+        if let Some(t) = terms.lookup(kw::TRUE, &[b]) {
+            ref_of[t.0 as usize] = r;
+        }
         nodes.push(Node { kind: Kind::Base(i as u32), inputs: Vec::new() });
     }
-    let mut input_of: FxHashMap<(TermId, TermId), Ref> = FxHashMap::default();
+    let mut input_ref = Vec::with_capacity(g.inputs.len());
     for (i, &(r, m)) in g.inputs.iter().enumerate() {
-        input_of.insert((g.role_terms[r], m), Ref::new(nodes.len() as u32, false));
+        let x = Ref::new(nodes.len() as u32, false);
+        input_ref.push(x);
+        if let Some(t) = terms.lookup(kw::DOES, &[g.role_terms[r], m]) {
+            ref_of[t.0 as usize] = x;
+        }
         nodes.push(Node { kind: Kind::Input(i as u32), inputs: Vec::new() });
     }
-    let mut atom_of: FxHashMap<TermId, Ref> = FxHashMap::default();
     for r in &g.rules {
-        atom_of.entry(r.head).or_insert_with(|| {
+        if ref_of[r.head.0 as usize] == NONE {
+            ref_of[r.head.0 as usize] = Ref::new(nodes.len() as u32, false);
             nodes.push(Node { kind: Kind::Or, inputs: Vec::new() });
-            Ref::new(nodes.len() as u32 - 1, false)
-        });
+        }
     }
-    let terms = &g.terms;
     let lit_ref = |atom: TermId| -> Ref {
-        let f = terms.functor(atom);
-        let args = terms.args(atom);
-        if f == kw::TRUE && args.len() == 1 {
-            base_of.get(&args[0]).copied().unwrap_or(Ref::FALSE)
-        } else if f == kw::DOES && args.len() == 2 {
-            input_of.get(&(args[0], args[1])).copied().unwrap_or(Ref::FALSE)
-        } else {
-            atom_of.get(&atom).copied().unwrap_or(Ref::FALSE)
+        match ref_of[atom.0 as usize] {
+            NONE => Ref::FALSE,
+            r => r,
         }
     };
     for (k, r) in g.rules.iter().enumerate() {
@@ -188,29 +194,27 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
                 Ref::new(nodes.len() as u32 - 1, false)
             }
         };
-        let head = atom_of[&r.head];
+        let head = ref_of[r.head.0 as usize];
         nodes[head.node()].inputs.push(input);
     }
+    let atom_of = |t: TermId| Some(ref_of[t.0 as usize]).filter(|&r| r != NONE);
     let lookup = |rel: crate::gdl::Sym, args: &[TermId]| -> Ref {
-        terms.lookup(rel, args).and_then(|t| atom_of.get(&t).copied()).unwrap_or(Ref::FALSE)
+        terms.lookup(rel, args).and_then(atom_of).unwrap_or(Ref::FALSE)
     };
     let mut init = Vec::with_capacity(g.bases.len());
     let mut next = Vec::with_capacity(g.bases.len());
-    let mut base_ref = Vec::with_capacity(g.bases.len());
     for &b in &g.bases {
-        base_ref.push(base_of[&b]);
         next.push(lookup(kw::NEXT, &[b]));
         init.push(lookup(kw::INIT, &[b]));
     }
     let mut legal = Vec::with_capacity(g.inputs.len());
-    let mut input_ref = Vec::with_capacity(g.inputs.len());
     for &(r, m) in &g.inputs {
-        input_ref.push(input_of[&(g.role_terms[r], m)]);
         legal.push(lookup(kw::LEGAL, &[g.role_terms[r], m]));
     }
     let mut goals = vec![Vec::new(); g.roles.len()];
-    let mut heads: Vec<TermId> = atom_of.keys().copied().collect();
+    let mut heads: Vec<TermId> = g.rules.iter().map(|r| r.head).filter(|&h| terms.functor(h) == kw::GOAL).collect();
     heads.sort_unstable();
+    heads.dedup();
     for h in heads {
         let args = terms.args(h);
         if terms.functor(h) == kw::GOAL && args.len() == 2 {
@@ -220,7 +224,7 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
                 } else {
                     None
                 };
-                goals[ri].push((atom_of[&h], v));
+                goals[ri].push((atom_of(h).expect("a head"), v));
             }
         }
     }
@@ -240,7 +244,8 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
         goals,
         terminal,
     };
-    let vals = analyse(&net.nodes)?;
+    // Only the nodes `init` reads are evaluated (usually a few facts, not the whole net).
+    let vals = analyse(&net.nodes, init.iter().map(|r| r.node()));
     for r in init {
         match flip(vals[r.node()], r.neg()) {
             V::T => net.init.push(true),
@@ -251,38 +256,124 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
     Ok(net)
 }
 
-/// Strongly connected components of the network, dependencies first.
-fn components(nodes: &[Node]) -> Vec<Vec<usize>> {
-    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| n.inputs.iter().map(|r| r.node()).collect()).collect();
-    sccs(nodes.len(), &succ)
+/// Strongly connected components, dependencies first: the members of all of them in one
+/// array, component `c` at `members[start[c]..start[c + 1]]` (a raw network has millions of
+/// components, nearly all of one node: one allocation each would dominate).
+pub(crate) struct Comps {
+    members: Vec<u32>,
+    start: Vec<u32>,
 }
 
-/// Three-valued values of every node when nothing is known of bases and inputs (what the
-/// static relations make constant).
-fn analyse(nodes: &[Node]) -> Result<Vec<V>, GroundError> {
-    let comps = components(nodes);
+impl Comps {
+    pub(crate) fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub(crate) fn get(&self, c: usize) -> &[u32] {
+        &self.members[self.start[c] as usize..self.start[c + 1] as usize]
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|c| self.get(c))
+    }
+}
+
+/// Strongly connected components of the nodes `0..n` reachable from `roots`, where node `v`
+/// depends on the nodes of `succ(v)`: Tarjan's algorithm, iterative (deep networks cannot
+/// overflow the stack), dependencies first (as [`crate::graph::sccs`]).
+pub(crate) fn node_sccs<'a>(
+    n: usize,
+    roots: impl IntoIterator<Item = usize>,
+    succ: impl Fn(usize) -> &'a [Ref],
+) -> Comps {
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut call: Vec<(u32, u32)> = Vec::new();
+    let mut members: Vec<u32> = Vec::new();
+    let mut start: Vec<u32> = vec![0];
+    let mut counter = 0u32;
+    for root in roots {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root as u32);
+        on_stack[root] = true;
+        call.push((root as u32, 0));
+        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+            let v = v as usize;
+            let s = succ(v);
+            if (*i as usize) < s.len() {
+                let w = s[*i as usize].node();
+                *i += 1;
+                if index[w] == UNSEEN {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w as u32);
+                    on_stack[w] = true;
+                    call.push((w as u32, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(parent, _)) = call.last() {
+                    let p = parent as usize;
+                    low[p] = low[p].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    loop {
+                        let w = stack.pop().expect("tarjan stack");
+                        on_stack[w as usize] = false;
+                        members.push(w);
+                        if w as usize == v {
+                            break;
+                        }
+                    }
+                    start.push(members.len() as u32);
+                }
+            }
+        }
+    }
+    Comps { members, start }
+}
+
+/// Whether a component is a cycle (more than one node, or one that reads itself).
+fn is_cyclic(nodes: &[Node], comp: &[u32]) -> bool {
+    comp.len() > 1 || nodes[comp[0] as usize].inputs.iter().any(|r| r.node() == comp[0] as usize)
+}
+
+/// Three-valued values of the nodes reachable from `roots` (others are left unknown) when
+/// nothing is known of bases and inputs (what the static relations make constant).
+fn analyse(nodes: &[Node], roots: impl IntoIterator<Item = usize>) -> Vec<V> {
+    let comps = node_sccs(nodes.len(), roots, |v| &nodes[v].inputs);
     let mut val = vec![V::U; nodes.len()];
     let mut in_comp = vec![u32::MAX; nodes.len()];
     for (ci, comp) in comps.iter().enumerate() {
-        let cyclic = comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
-        if !cyclic {
-            val[comp[0]] = eval(&nodes[comp[0]], &val, &[]);
+        if !is_cyclic(nodes, comp) {
+            val[comp[0] as usize] = eval(&nodes[comp[0] as usize], &val, &[]);
             continue;
         }
         for &n in comp {
-            in_comp[n] = ci as u32;
+            in_comp[n as usize] = ci as u32;
         }
         for (m, v) in comp.iter().zip(cycle_values(nodes, comp, &in_comp, ci, &val)) {
-            val[*m] = v;
+            val[*m as usize] = v;
         }
     }
-    Ok(val)
+    val
 }
 
 /// Three-valued values of the members of cycle `ci`: true where the least fixpoint holds
 /// with only the surely true inputs from outside, false where it fails even with every
 /// input that may be true, unknown otherwise.
-fn cycle_values(nodes: &[Node], comp: &[usize], comp_of: &[u32], ci: usize, val: &[V]) -> Vec<V> {
+fn cycle_values(nodes: &[Node], comp: &[u32], comp_of: &[u32], ci: usize, val: &[V]) -> Vec<V> {
     let can = least_fixpoint(nodes, comp, comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) != V::F);
     let must = least_fixpoint(nodes, comp, comp_of, ci as u32, &|r: Ref| flip(val[r.node()], r.neg()) == V::T);
     (0..comp.len())
@@ -301,13 +392,13 @@ fn cycle_values(nodes: &[Node], comp: &[usize], comp_of: &[u32], ci: usize, val:
 /// The least fixpoint of a cycle of positive AND/OR nodes: which members turn on, given
 /// which inputs from outside the cycle are on. A worklist over the cycle's internal edges,
 /// linear in its size.
-fn least_fixpoint(nodes: &[Node], comp: &[usize], in_comp: &[u32], ci: u32, ext: &dyn Fn(Ref) -> bool) -> Vec<bool> {
-    let index: FxHashMap<usize, usize> = comp.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+fn least_fixpoint(nodes: &[Node], comp: &[u32], in_comp: &[u32], ci: u32, ext: &dyn Fn(Ref) -> bool) -> Vec<bool> {
+    let index: FxHashMap<usize, usize> = comp.iter().enumerate().map(|(i, &n)| (n as usize, i)).collect();
     let mut need = vec![0u32; comp.len()];
     let mut got = vec![0u32; comp.len()];
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); comp.len()];
     for (i, &n) in comp.iter().enumerate() {
-        let node = &nodes[n];
+        let node = &nodes[n as usize];
         need[i] = if node.kind == Kind::And { node.inputs.len() as u32 } else { 1 };
         for &r in &node.inputs {
             if in_comp[r.node()] == ci {
@@ -367,34 +458,48 @@ fn eval(n: &Node, val: &[V], base_known: &[V]) -> V {
 /// Values only lose information as bases are dropped, so the analysis is incremental: each
 /// node's value changes at most once, and only the readers of a changed node are revisited.
 /// Returns the values, the components (dependencies first) and the number of rounds.
-fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usize), GroundError> {
+fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), GroundError> {
     let nodes = &net.nodes;
     let n = nodes.len();
-    let dep = |i: usize| -> Vec<usize> {
+    let dep = |i: usize| -> &[Ref] {
         match nodes[i].kind {
-            Kind::Input(k) => vec![net.legal[k as usize].node()],
-            _ => nodes[i].inputs.iter().map(|r| r.node()).collect(),
+            Kind::Input(k) => std::slice::from_ref(&net.legal[k as usize]),
+            _ => &nodes[i].inputs,
         }
     };
-    let succ: Vec<Vec<usize>> = (0..n).map(dep).collect();
-    let comps = sccs(n, &succ);
-    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (i, ds) in succ.iter().enumerate() {
-        for &d in ds {
-            readers[d].push(i as u32);
+    let comps = node_sccs(n, 0..n, dep);
+    // Readers of each node (CSR): node `d` is read by `readers[reader_start[d]..reader_start[d + 1]]`.
+    let mut reader_start = vec![0u32; n + 1];
+    for i in 0..n {
+        for r in dep(i) {
+            reader_start[r.node() + 1] += 1;
         }
     }
-    drop(succ);
+    for i in 0..n {
+        reader_start[i + 1] += reader_start[i];
+    }
+    let mut readers = vec![0u32; reader_start[n] as usize];
+    {
+        let mut fill: Vec<u32> = reader_start[..n].to_vec();
+        for i in 0..n {
+            for r in dep(i) {
+                let d = r.node();
+                readers[fill[d] as usize] = i as u32;
+                fill[d] += 1;
+            }
+        }
+    }
+    let readers_of = |d: usize| &readers[reader_start[d] as usize..reader_start[d + 1] as usize];
     let mut comp_of = vec![u32::MAX; n];
     let mut cyclic = vec![false; comps.len()];
     for (ci, comp) in comps.iter().enumerate() {
-        cyclic[ci] = comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
+        cyclic[ci] = is_cyclic(nodes, comp);
         for &m in comp {
-            comp_of[m] = ci as u32;
+            comp_of[m as usize] = ci as u32;
         }
         if cyclic[ci] {
             for &m in comp {
-                if nodes[m].inputs.iter().any(|r| r.neg() && comp_of[r.node()] == ci as u32) {
+                if nodes[m as usize].inputs.iter().any(|r| r.neg() && comp_of[r.node()] == ci as u32) {
                     return Err(GroundError::Invalid("negation inside a recursive cycle (not stratified)".into()));
                 }
             }
@@ -415,19 +520,21 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
             _ => eval(&nodes[i], val, base_known),
         }
     };
-    let eval_cycle = |ci: usize, val: &[V]| cycle_values(nodes, &comps[ci], &comp_of, ci, val);
+    let eval_cycle = |ci: usize, val: &[V]| cycle_values(nodes, comps.get(ci), &comp_of, ci, val);
     for (ci, comp) in comps.iter().enumerate() {
         if cyclic[ci] {
             for (m, v) in comp.iter().zip(eval_cycle(ci, &val)) {
-                val[*m] = v;
+                val[*m as usize] = v;
             }
         } else {
-            val[comp[0]] = eval_node(comp[0], &val, &base_known);
+            val[comp[0] as usize] = eval_node(comp[0] as usize, &val, &base_known);
         }
     }
     let mut rounds = 1;
     let mut work: Vec<usize> = Vec::new();
-    let mut queued = vec![false; comps.len()];
+    // Components to revisit, as a bitset: readers come after what they read (dependencies
+    // first), so each round is one forward scan.
+    let mut queued = vec![0u64; comps.len().div_ceil(64)];
     loop {
         budget.check_time("optimizing the network")?;
         for b in 0..net.bases.len() {
@@ -445,37 +552,45 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
             break;
         }
         rounds += 1;
-        // Revisit the readers' components in dependency order, each at most once a round.
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u32>> = std::collections::BinaryHeap::new();
-        let push_readers =
-            |x: usize, heap: &mut std::collections::BinaryHeap<std::cmp::Reverse<u32>>, queued: &mut Vec<bool>| {
-                for &rd in &readers[x] {
-                    let ci = comp_of[rd as usize];
-                    if !queued[ci as usize] {
-                        queued[ci as usize] = true;
-                        heap.push(std::cmp::Reverse(ci));
-                    }
+        // Revisit the readers' components in dependency order, each at most once a round
+        // (a cycle again when it changes a member it reads). A reader outside a cycle that
+        // is unknown already stays so (values only lose information).
+        let push_readers = |x: usize, val: &[V], queued: &mut [u64]| {
+            for &rd in readers_of(x) {
+                let ci = comp_of[rd as usize] as usize;
+                if !cyclic[ci] && val[rd as usize] == V::U {
+                    continue;
                 }
-            };
+                queued[ci / 64] |= 1 << (ci % 64);
+            }
+        };
+        let mut first = usize::MAX;
         for x in work.drain(..) {
-            push_readers(x, &mut heap, &mut queued);
+            first = first.min(comp_of[x] as usize);
+            push_readers(x, &val, &mut queued);
         }
-        while let Some(std::cmp::Reverse(ci)) = heap.pop() {
-            let ci = ci as usize;
-            queued[ci] = false;
+        let mut w = first / 64;
+        while w < queued.len() {
+            let bits = queued[w];
+            if bits == 0 {
+                w += 1;
+                continue;
+            }
+            let ci = w * 64 + bits.trailing_zeros() as usize;
+            queued[w] &= bits - 1;
             if cyclic[ci] {
-                for (m, v) in comps[ci].iter().zip(eval_cycle(ci, &val)) {
-                    if val[*m] != v {
-                        val[*m] = v;
-                        push_readers(*m, &mut heap, &mut queued);
+                for (&m, v) in comps.get(ci).iter().zip(eval_cycle(ci, &val)) {
+                    if val[m as usize] != v {
+                        val[m as usize] = v;
+                        push_readers(m as usize, &val, &mut queued);
                     }
                 }
             } else {
-                let rd = comps[ci][0];
+                let rd = comps.get(ci)[0] as usize;
                 let v = eval_node(rd, &val, &base_known);
                 if v != val[rd] {
                     val[rd] = v;
-                    push_readers(rd, &mut heap, &mut queued);
+                    push_readers(rd, &val, &mut queued);
                 }
             }
         }
@@ -486,40 +601,41 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Vec<Vec<usize>>, usi
 /// Optimizes a network: constants, never-legal inputs and constant bases folded, identical
 /// gates merged, single-input gates collapsed, nodes no output reaches dropped.
 pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
+    let t0 = std::time::Instant::now();
     let (vals, comps, rounds) = constants(net, budget)?;
-    tracing::debug!(rounds, nodes = net.nodes.len(), "constant analysis");
+    tracing::debug!(rounds, nodes = net.nodes.len(), ms = t0.elapsed().as_secs_f64() * 1000.0, "constant analysis");
 
-    // Rebuild, dependencies first, with constants folded and gates hash-consed.
+    // Rebuild, dependencies first, with constants folded and gates hash-consed. The table
+    // holds node ids, hashed by kind and inputs (no key of its own to allocate).
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
     let mut map: Vec<Ref> = vec![Ref::FALSE; net.nodes.len()];
-    let mut consed: FxHashMap<(bool, Vec<Ref>), Ref> = FxHashMap::default();
+    let hash_of = |and: bool, ins: &[Ref]| rustc_hash::FxBuildHasher.hash_one((and, ins));
+    let mut consed: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     let known = |n: usize| match vals[n] {
         // Inputs are never constant true; an input known false is one never legal.
         V::T => Some(Ref::TRUE),
         V::F => Some(Ref::FALSE),
         V::U => None,
     };
-    let simplify = |inputs: &[Ref], and: bool, map: &[Ref]| -> Vec<Ref> {
+    let simplify = |inputs: &[Ref], and: bool, map: &[Ref], v: &mut Vec<Ref>| {
         let neutral = if and { Ref::TRUE } else { Ref::FALSE };
-        let mut v: Vec<Ref> = inputs
-            .iter()
-            .map(|r| if r.neg() { map[r.node()].not() } else { map[r.node()] })
-            .filter(|&r| r != neutral)
-            .collect();
+        v.clear();
+        v.extend(
+            inputs.iter().map(|r| if r.neg() { map[r.node()].not() } else { map[r.node()] }).filter(|&r| r != neutral),
+        );
         v.sort_unstable();
         v.dedup();
-        v
     };
+    let mut ins: Vec<Ref> = Vec::new();
     for (ci, comp) in comps.iter().enumerate() {
         if ci % 65536 == 0 {
             budget.check_time("optimizing the network")?;
         }
-        let cyclic = comp.len() > 1 || net.nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]);
-        if cyclic {
-            let live: Vec<usize> = comp.iter().copied().filter(|&n| known(n).is_none()).collect();
+        if is_cyclic(&net.nodes, comp) {
+            let live: Vec<usize> = comp.iter().map(|&n| n as usize).filter(|&n| known(n).is_none()).collect();
             for &n in comp {
-                if let Some(c) = known(n) {
-                    map[n] = c;
+                if let Some(c) = known(n as usize) {
+                    map[n as usize] = c;
                 }
             }
             for &n in &live {
@@ -528,12 +644,12 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
             }
             for &n in &live {
                 let and = net.nodes[n].kind == Kind::And;
-                let ins = simplify(&net.nodes[n].inputs, and, &map);
-                nodes[map[n].node()].inputs = ins;
+                simplify(&net.nodes[n].inputs, and, &map, &mut ins);
+                nodes[map[n].node()].inputs = ins.clone();
             }
             continue;
         }
-        let n = comp[0];
+        let n = comp[0] as usize;
         if let Some(c) = known(n) {
             map[n] = c;
             continue;
@@ -547,7 +663,7 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
             }
             Kind::And | Kind::Or => {
                 let and = old.kind == Kind::And;
-                let ins = simplify(&old.inputs, and, &map);
+                simplify(&old.inputs, and, &map, &mut ins);
                 let contradiction = ins.windows(2).any(|w| w[0].node() == w[1].node());
                 if contradiction {
                     if and {
@@ -564,10 +680,23 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
                         Ref::FALSE
                     }
                 } else {
-                    *consed.entry((and, ins)).or_insert_with_key(|(_, ins)| {
-                        nodes.push(Node { kind: old.kind.clone(), inputs: ins.clone() });
-                        Ref::new(nodes.len() as u32 - 1, false)
-                    })
+                    let h = hash_of(and, &ins);
+                    let same = |&k: &u32| {
+                        let nd = &nodes[k as usize];
+                        (nd.kind == Kind::And) == and && nd.inputs == ins
+                    };
+                    match consed.find(h, same) {
+                        Some(&k) => Ref::new(k, false),
+                        None => {
+                            let k = nodes.len() as u32;
+                            nodes.push(Node { kind: old.kind.clone(), inputs: ins.clone() });
+                            consed.insert_unique(h, k, |&k| {
+                                let nd = &nodes[k as usize];
+                                hash_of(nd.kind == Kind::And, &nd.inputs)
+                            });
+                            Ref::new(k, false)
+                        }
+                    }
                 }
             }
         };
@@ -593,7 +722,13 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
             out.next[b] = out.base_ref[b];
         }
     }
+    let tp = std::time::Instant::now();
     prune(&mut out);
+    tracing::debug!(
+        ms = t0.elapsed().as_secs_f64() * 1000.0,
+        prune_ms = tp.elapsed().as_secs_f64() * 1000.0,
+        "optimized"
+    );
     Ok(out)
 }
 
@@ -622,10 +757,10 @@ fn prune(net: &mut Net) {
     // Unused inputs and bases are kept only if they are outputs of some role (they are).
     let mut new_id = vec![u32::MAX; net.nodes.len()];
     let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
-    for (i, n) in net.nodes.iter().enumerate() {
+    for (i, n) in std::mem::take(&mut net.nodes).into_iter().enumerate() {
         if keep[i] {
             new_id[i] = nodes.len() as u32;
-            nodes.push(n.clone());
+            nodes.push(n);
         }
     }
     let m = |r: Ref| Ref::new(new_id[r.node()], r.neg());
@@ -677,10 +812,10 @@ pub fn restructure(net: &Net) -> Net {
     }
     let cyclic: Vec<bool> = {
         let mut c = vec![false; nodes.len()];
-        for comp in components(&nodes) {
-            if comp.len() > 1 || nodes[comp[0]].inputs.iter().any(|r| r.node() == comp[0]) {
-                for n in comp {
-                    c[n] = true;
+        for comp in node_sccs(nodes.len(), 0..nodes.len(), |v| &nodes[v].inputs).iter() {
+            if is_cyclic(&nodes, comp) {
+                for &n in comp {
+                    c[n as usize] = true;
                 }
             }
         }
@@ -876,12 +1011,13 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
         let n = r.node();
         !r.neg() && nodes[n].kind == Kind::And && fanout[n] == 1 && !cyclic[n]
     };
-    // Terms of the disjunction: each a conjunction of literals, with the node it came from.
+    // Terms of the disjunction: each a conjunction of literals, with the node it came from
+    // (whose inputs are moved out, and back if the term is kept as it is).
     let mut terms: Vec<(Vec<Ref>, Option<Ref>)> = Vec::new();
     let mut out: Vec<Ref> = Vec::new();
     for r in inputs {
         if factorable(&r, nodes) {
-            terms.push((nodes[r.node()].inputs.clone(), Some(r)));
+            terms.push((std::mem::take(&mut nodes[r.node()].inputs), Some(r)));
         } else {
             out.push(r);
         }
@@ -892,42 +1028,84 @@ fn factor_or(nodes: &mut Vec<Node>, inputs: Vec<Ref>, fanout: &[u32], cyclic: &[
 
 /// Factors a disjunction of conjunctions greedily by the most shared literal; returns the
 /// disjuncts. Literals are taken in order of how many terms share them (counted once, up
-/// front, so a wide OR costs near-linear time); each takes the terms still free that hold
+/// front, from the (literal, term) pairs sorted), each taking the terms still free that hold
 /// it. Unchanged terms keep their original node; only factored ones make new nodes.
 fn factor_terms(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>) -> Vec<Ref> {
+    let mut pairs: Vec<(Ref, u32)> = Vec::new();
+    if terms.len() >= 2 {
+        pairs = terms.iter().enumerate().flat_map(|(i, (t, _))| t.iter().map(move |&l| (l, i as u32))).collect();
+        pairs.sort_unstable();
+    }
+    factor_sorted(nodes, terms, pairs)
+}
+
+/// [`factor_terms`] given the (literal, term) pairs sorted. A group's terms keep their
+/// order, so its pairs, taken from these in order, come sorted too: only the top level
+/// sorts.
+fn factor_sorted(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>, pairs: Vec<(Ref, u32)>) -> Vec<Ref> {
+    let keep = |nodes: &mut Vec<Node>, t: Vec<Ref>, orig: Option<Ref>| match orig {
+        Some(r) => {
+            nodes[r.node()].inputs = t;
+            r
+        }
+        None => new_and(nodes, t),
+    };
     let mut out = Vec::new();
     if terms.len() < 2 {
-        out.extend(terms.into_iter().map(|(t, orig)| orig.unwrap_or_else(|| new_and(nodes, t))));
+        for (t, orig) in terms {
+            out.push(keep(nodes, t, orig));
+        }
         return out;
     }
-    let mut holders: FxHashMap<Ref, Vec<usize>> = FxHashMap::default();
-    for (i, (t, _)) in terms.iter().enumerate() {
-        for &l in t {
-            holders.entry(l).or_default().push(i);
+    // (terms holding it, literal, its pairs' start)
+    let mut order: Vec<(usize, Ref, usize)> = Vec::new();
+    let mut i = 0;
+    while i < pairs.len() {
+        let mut j = i + 1;
+        while j < pairs.len() && pairs[j].0 == pairs[i].0 {
+            j += 1;
         }
+        if j - i >= 2 {
+            order.push((j - i, pairs[i].0, i));
+        }
+        i = j;
     }
-    let mut order: Vec<(Ref, usize)> =
-        holders.iter().filter(|(_, v)| v.len() >= 2).map(|(&l, v)| (l, v.len())).collect();
-    order.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut taken = vec![false; terms.len()];
-    for (best, _) in order {
-        let group: Vec<usize> = holders[&best].iter().copied().filter(|&i| !taken[i]).collect();
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // The groups, each with the literal they share; each term's group and place in it.
+    let mut groups: Vec<(Ref, Vec<u32>)> = Vec::new();
+    let mut group_of = vec![u32::MAX; terms.len()];
+    let mut place = vec![0u32; terms.len()];
+    for (count, best, start) in order {
+        let group: Vec<u32> =
+            pairs[start..start + count].iter().map(|p| p.1).filter(|&i| group_of[i as usize] == u32::MAX).collect();
         if group.len() < 2 {
             continue;
         }
-        for &i in &group {
-            taken[i] = true;
+        for (k, &i) in group.iter().enumerate() {
+            group_of[i as usize] = groups.len() as u32;
+            place[i as usize] = k as u32;
         }
+        groups.push((best, group));
+    }
+    let mut inner_pairs: Vec<Vec<(Ref, u32)>> = vec![Vec::new(); groups.len()];
+    for &(l, i) in &pairs {
+        let g = group_of[i as usize];
+        if g != u32::MAX && l != groups[g as usize].0 {
+            inner_pairs[g as usize].push((l, place[i as usize]));
+        }
+    }
+    drop(pairs);
+    for ((best, group), inner_pairs) in groups.into_iter().zip(inner_pairs) {
         let inner: Vec<(Vec<Ref>, Option<Ref>)> = group
             .iter()
-            .map(|&i| (terms[i].0.iter().copied().filter(|&l| l != best).collect::<Vec<_>>(), None))
+            .map(|&i| (terms[i as usize].0.iter().copied().filter(|&l| l != best).collect::<Vec<_>>(), None))
             .collect();
         if inner.iter().any(|(t, _)| t.is_empty()) {
             // best ∧ (true ∨ ...) = best.
             out.push(best);
             continue;
         }
-        let refs = factor_terms(nodes, inner);
+        let refs = factor_sorted(nodes, inner, inner_pairs);
         let inner_or = if refs.len() == 1 {
             refs[0]
         } else {
@@ -937,8 +1115,8 @@ fn factor_terms(nodes: &mut Vec<Node>, terms: Vec<(Vec<Ref>, Option<Ref>)>) -> V
         out.push(new_and(nodes, vec![best, inner_or]));
     }
     for (i, (t, orig)) in terms.into_iter().enumerate() {
-        if !taken[i] {
-            out.push(orig.unwrap_or_else(|| new_and(nodes, t)));
+        if group_of[i] == u32::MAX {
+            out.push(keep(nodes, t, orig));
         }
     }
     out

@@ -35,13 +35,13 @@ fn vars_of_term(t: &Term, out: &mut Vec<Sym>) {
 }
 
 /// Adds guards to the relaxed `rules`. `is_inst[i]` marks instance rules (not sites: their
-/// bodies repeat their twins'); `twin[i]` is the instance rule of head rule `i`, which gets
-/// the same guard. `eligible` says which relations may be guarded. Returns the guard
-/// relations (to lead joins).
+/// bodies repeat what their twins' compute); `twin[i]` are the instance rules of head rule
+/// `i`, which get the same guard. `eligible` says which relations may be guarded. Returns
+/// the guard relations (to lead joins).
 pub(crate) fn add_guards(
     rules: &mut Vec<Rule>,
     is_inst: &[bool],
-    twin: &[Option<usize>],
+    twin: &[Vec<usize>],
     eligible: impl Fn(Key) -> bool,
     symbols: &mut SymbolTable,
 ) -> Vec<Key> {
@@ -155,8 +155,8 @@ pub(crate) fn add_guards(
             continue;
         }
         rules[i].body.insert(0, Literal::Atom(g.clone()));
-        if let Some(j) = twin[i] {
-            rules[j].body.insert(0, Literal::Atom(g));
+        for &j in &twin[i] {
+            rules[j].body.insert(0, Literal::Atom(g.clone()));
         }
     }
     rules.extend(extra);

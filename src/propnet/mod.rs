@@ -60,12 +60,18 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
         None => ground::ground(game, budget)?,
         Some(e) => ground::ground_with(game, budget, e)?,
     };
+    let tg = Instant::now();
     let raw = build::raw_net(&g, budget)?;
     let t1 = Instant::now();
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    tracing::debug!(ground_ms = ms(t0, tg), raw_ms = ms(tg, t1), "grounded and translated");
     let net = build::optimize(&raw, budget)?;
-    tracing::debug!(game = %game.name, stats = ?net.stats(), "optimized once");
+    tracing::debug!(game = %game.name, stats = ?net.stats(), ms = ms(t1, Instant::now()), "optimized once");
     budget.check_time("optimizing the network")?;
-    let net = build::optimize(&build::restructure(&net), budget)?;
+    let tr = Instant::now();
+    let restructured = build::restructure(&net);
+    tracing::debug!(ms = ms(tr, Instant::now()), "restructured");
+    let net = build::optimize(&restructured, budget)?;
     let t2 = Instant::now();
     let report = BuildReport {
         instances: g.rules.len(),

@@ -869,3 +869,101 @@ fn no_profile_when_the_deadline_is_near() {
     assert!(compile(Some(soon)).selected_counts().0 > 0);
     assert_eq!(compile(Some(std::time::Instant::now())).selected_counts().0, 0, "past the deadline");
 }
+
+#[test]
+fn network_components_come_dependencies_first_and_only_from_the_roots() {
+    use super::build::node_sccs;
+    let r = |n: u32| Ref::new(n, false);
+    // 0 reads 1; 1 and 2 read each other; 2 reads 3; 4 reads 0 but is no root's dependency.
+    let succ: Vec<Vec<Ref>> = vec![vec![r(1)], vec![r(2)], vec![r(1), r(3).not()], vec![], vec![r(0)]];
+    let comps = node_sccs(succ.len(), [0], |v| &succ[v]);
+    let got: Vec<Vec<u32>> = comps
+        .iter()
+        .map(|c| {
+            let mut c = c.to_vec();
+            c.sort_unstable();
+            c
+        })
+        .collect();
+    assert_eq!(got, vec![vec![3], vec![1, 2], vec![0]]);
+    let all = node_sccs(succ.len(), 0..succ.len(), |v| &succ[v]);
+    assert_eq!(all.len(), 4);
+    assert_eq!(all.get(3), &[4]);
+}
+
+/// A rule with many instances per head whose locals occur under negation (`?z` in
+/// `blocked_by`): eliminating local variables cannot shrink it.
+const NEGATED_LOCALS: &str = "
+(role p)
+(cell 1) (cell 2) (cell 3) (cell 4) (cell 5) (cell 6)
+(init (at 1)) (init (wall 2 3)) (init (wall 4 5))
+(<= (legal p (go ?x)) (cell ?x) (true (at ?y)) (cell ?z) (not (true (wall ?y ?z))) (not (true (wall ?z ?x))))
+(<= (legal p stay) (true (at ?y)))
+(<= (next (at ?x)) (does p (go ?x)))
+(<= (next (at ?y)) (does p stay) (true (at ?y)))
+(<= (next (wall ?a ?b)) (true (wall ?a ?b)))
+(<= terminal (true (at 6)))
+(<= (goal p 100) (true (at 6)))
+(<= (goal p 0) (not (true (at 6))))
+";
+
+#[test]
+fn rules_too_large_as_written_are_eliminated_only_where_that_shrinks_them() {
+    // SUMS's `total` shrinks to a few instances per sum: put aside for its eliminated form.
+    let sums = inline(SUMS);
+    let (_, eliminated) = ground::ground_first(&sums, &Budget::default(), 100).unwrap();
+    assert!(eliminated, "sums are grounded with their locals eliminated");
+    // Here it cannot shrink: the analysis as written goes on, and the grounding is that of
+    // the rules as written.
+    let g = inline(NEGATED_LOCALS);
+    let plain = ground::ground_with(&g, &Budget::default(), false).unwrap();
+    let (gr, eliminated) = ground::ground_first(&g, &Budget::default(), 20).unwrap();
+    assert!(!eliminated, "grounded as written");
+    assert!(plain.rules.len() > 20);
+    assert_eq!(gr.rules.len(), plain.rules.len());
+    assert!(differential(&g, 60, 3) > 100);
+}
+
+/// `blocked` is read only under negation, for the cells `legal` asks about (demand), and
+/// `near` has several instances per head (`?k`, which a negative literal ties to `?a`: the
+/// rule cannot be split): the relaxed game's head and demand rules lose their locals
+/// (`near`'s becomes `(edge ?x ?k) (true (wall ?k))`, a part over `?x`), and the instances
+/// must still be all of them.
+const RELAXED_LOCALS: &str = "
+(role p)
+(cell 1) (cell 2) (cell 3) (cell 4) (cell 5)
+(edge 1 2) (edge 2 3) (edge 3 4) (edge 4 5) (edge 2 4) (edge 1 3)
+(init (at 1)) (init (wall 3)) (init (mark 5 5))
+(<= (near ?x ?a) (true (at ?a)) (edge ?x ?k) (true (wall ?k)) (not (true (mark ?k ?a))))
+(<= (next (mark ?k ?a)) (true (mark ?k ?a)))
+(<= (blocked ?y) (edge ?y ?k) (true (wall ?k)) (edge ?k ?m) (true (wall ?m)))
+(<= (blocked ?y) (near ?y ?a) (true (at ?a)))
+(<= (legal p (go ?y)) (true (at ?x)) (edge ?x ?y) (not (blocked ?y)))
+(<= (legal p (build ?k)) (cell ?k) (not (true (wall ?k))) (not (true (at ?k))))
+(<= (legal p stay) (true (at ?x)))
+(<= (next (at ?y)) (does p (go ?y)))
+(<= (next (at ?x)) (true (at ?x)) (not (moved)))
+(<= moved (does p (go ?y)))
+(<= (next (wall ?k)) (does p (build ?k)))
+(<= (next (wall ?k)) (true (wall ?k)))
+(<= terminal (true (at 5)))
+(<= (goal p 100) (true (at 5)))
+(<= (goal p 0) (not (true (at 5))))
+";
+
+#[test]
+fn relaxed_rules_without_their_locals_keep_every_instance() {
+    let g = inline(RELAXED_LOCALS);
+    let gr = ground::ground_with(&g, &Budget::default(), false).unwrap();
+    let sym = |s: &str| g.symbols.get(s).unwrap();
+    let count = |rel: &str| gr.rules.iter().filter(|r| gr.terms.functor(r.head) == sym(rel)).count();
+    // `legal` asks about the cells with an edge into them, 2 to 5; a wall may be built on
+    // any cell, and `at` may hold for any. `blocked`'s first rule: the paths y -> k -> m from
+    // those (2-3-4, 2-4-5 and 3-4-5); its second, the cells with an edge out (2, 3, 4) for
+    // each of the five `?a` (`near` must hold for them in the relaxed game).
+    assert_eq!(count("blocked"), 3 + 3 * 5);
+    // `near`, only where `blocked` asks (2 to 5): each edge out of those (2-3, 2-4, 3-4, 4-5)
+    // for each `?a`.
+    assert_eq!(count("near"), 4 * 5);
+    assert!(differential(&g, 80, 9) > 200);
+}
