@@ -26,16 +26,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
-/// Marks a family in the edge lists under construction (see [`Compiled::with_scan_max`]).
+/// Marks a family of selected edges in the edge lists under construction (`Compiled::compile`).
 const FAMILY: u32 = 1 << 31;
 
 /// Roles with at most this many possible moves find their legal moves by scanning.
 const SCAN_MAX: usize = 48;
 
-/// The profile behind sparse selected edges samples at most this many steps, and about
+/// The profile that chooses selected edges samples at most this many steps, and about
 /// `PROFILE_WORK` node readings in all; a network too large for `PROFILE_MIN_STEPS` steps
-/// within that is not profiled (nor given sparse selectors). The sample is a fixed number
-/// of steps from a fixed seed, so a game always compiles to the same machine.
+/// within that is not profiled (nor given selected edges). The sample is a fixed number of
+/// steps from a fixed seed, so a game always compiles to the same machine.
 const PROFILE_MAX_STEPS: usize = 2000;
 const PROFILE_MIN_STEPS: usize = 100;
 const PROFILE_WORK: usize = 100_000_000;
@@ -183,13 +183,13 @@ impl Compiled {
         self.lazy.len()
     }
 
-    /// The ref that gives legal id `id`'s legality (with its role's guard if guarded).
     /// Selected edges (see [`super::select`]): how many, in how many families, over how many
     /// groups of bases.
     pub fn selected_counts(&self) -> (usize, usize, usize) {
         (self.fam_edges.len(), self.fam_group.len(), self.group_len.len())
     }
 
+    /// The ref that gives legal id `id`'s legality (with its role's guard if guarded).
     pub fn legal_ref(&self, id: usize) -> Ref {
         self.legal[id]
     }
