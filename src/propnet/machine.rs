@@ -818,17 +818,7 @@ impl PropnetMachine {
                 self.special_edge(c, t, up, skip);
                 continue;
             }
-            let slot = unsafe { self.slot.get_unchecked_mut(t) };
-            slot.count += if up { 1 } else { -1 };
-            let b = slot.bits;
-            // Queue the node if its value would change (it is looked at again once settled).
-            if b & DIRTY == 0 && (slot.count > 0) != (b & VAL != 0) {
-                slot.bits = b | DIRTY;
-                let l = (b & LEVEL) as usize;
-                // SAFETY: levels are below `levels`, the number of buckets.
-                unsafe { self.buckets.get_unchecked_mut(l) }.push(e >> 2);
-                unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
-            }
+            self.count_edge(e, up);
         }
     }
 
@@ -845,7 +835,7 @@ impl PropnetMachine {
 
     /// Counts a change along a plain edge `e` (not into a cycle), queueing its target if the
     /// target's value would change (it is looked at again once settled).
-    #[inline]
+    #[inline(always)]
     fn count_edge(&mut self, e: u32, up: bool) {
         let t = (e >> 3) as usize;
         // SAFETY: `Compiled::new` makes every edge's target a node below `slot.len()`.
