@@ -36,19 +36,20 @@ pub fn own_peak_mib() -> f64 {
     rss_kib(std::process::id(), "VmHWM:") as f64 / 1024.0
 }
 
-fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
-    let name = game.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+/// A child process's JSON report, with its time and peak memory, or why there is none.
+pub struct Child {
+    pub json: Option<serde_json::Value>,
+    pub seconds: f64,
+    pub peak_mib: f64,
+    pub why: String,
+}
+
+/// Runs `exe args...`, which prints one JSON line, killing it past `budget_s` (plus a grace
+/// second) or `mem_mib` of resident memory.
+pub fn run_child(exe: &Path, args: &[std::ffi::OsString], budget_s: f64, mem_mib: f64) -> Child {
     let start = Instant::now();
-    let mut row = Row { game: name, ok: false, components: None, seconds: 0.0, peak_mib: 0.0, why: String::new() };
-    let child = Command::new(exe)
-        .arg("propnet")
-        .arg(game)
-        .arg("--json")
-        .arg("--budget-s")
-        .arg(budget_s.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
+    let mut row = Child { json: None, seconds: 0.0, peak_mib: 0.0, why: String::new() };
+    let child = Command::new(exe).args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {
@@ -59,6 +60,15 @@ fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
     // The child checks its own deadline; this is the backstop, with a grace second.
     let hard = Duration::from_secs_f64(budget_s + 1.0);
     let mut killed = None;
+    // Read the output on its own thread, so a child that prints much cannot block.
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.read_to_string(&mut out);
+        }
+        out
+    });
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
@@ -83,25 +93,17 @@ fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
         std::thread::sleep(Duration::from_millis(20));
     };
     row.seconds = start.elapsed().as_secs_f64();
+    let out = reader.join().unwrap_or_default();
     if let Some(k) = killed {
         row.why = format!("killed: {k}");
         return row;
     }
-    let mut out = String::new();
-    if let Some(mut s) = child.stdout.take() {
-        let _ = s.read_to_string(&mut out);
-    }
     match serde_json::from_str::<serde_json::Value>(out.trim()) {
         Ok(v) => {
-            row.ok = v["ok"].as_bool().unwrap_or(false);
-            row.components = v["report"]["optimized"]["components"].as_u64();
-            if let Some(s) = v["report"]["total_s"].as_f64() {
-                row.seconds = s;
-            }
             if let Some(p) = v["peak_mib"].as_f64() {
                 row.peak_mib = row.peak_mib.max(p);
             }
-            row.why = v["error"].as_str().unwrap_or("").to_string();
+            row.json = Some(v);
         }
         Err(_) => {
             row.why = match status {
@@ -109,6 +111,22 @@ fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
                 None => "no report".into(),
             }
         }
+    }
+    row
+}
+
+fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
+    let name = game.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let args = ["propnet".into(), game.as_os_str().to_owned(), "--json".into(), "--budget-s".into(), budget_s.to_string().into()];
+    let c = run_child(exe, &args, budget_s, mem_mib);
+    let mut row = Row { game: name, ok: false, components: None, seconds: c.seconds, peak_mib: c.peak_mib, why: c.why };
+    if let Some(v) = c.json {
+        row.ok = v["ok"].as_bool().unwrap_or(false);
+        row.components = v["report"]["optimized"]["components"].as_u64();
+        if let Some(s) = v["report"]["total_s"].as_f64() {
+            row.seconds = s;
+        }
+        row.why = v["error"].as_str().unwrap_or("").to_string();
     }
     row
 }

@@ -7,6 +7,8 @@
 //! - [`interp`]: the GDL interpreter (fallback engine and test oracle).
 //! - [`propnet`]: grounding, propositional network construction and optimization, and the
 //!   propnet engine.
+//! - [`factor`]: factoring (independent sub-games, latches, contingent factoring) over a
+//!   propnet's `Net`.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
 //! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
 //! - [`protocol`]: the GGP protocol over HTTP (the player's server).
@@ -19,6 +21,7 @@
 pub mod agent;
 pub mod bench;
 pub mod conform;
+pub mod factor;
 pub mod gdl;
 pub mod graph;
 pub mod interp;

@@ -1,6 +1,7 @@
 //! The `factotum` command line: a thin shell over the library.
 
 mod coverage;
+mod factor_cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -88,6 +89,40 @@ enum Cmd {
         /// Print one JSON line instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Factor analysis (Cox et al.): independent sub-games, the action-independent part,
+    /// latches, contingent factoring; `--all DIR` prints a line per game.
+    Factor {
+        /// A .kif game (or, with --all, a folder of them).
+        game: PathBuf,
+        /// Analyse every game of the folder GAME, each in a child process, and print a table.
+        #[arg(long)]
+        all: bool,
+        /// Print one JSON line instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// Write a Graphviz picture of the factors.
+        #[arg(long)]
+        dot: Option<PathBuf>,
+        /// Give up building the propnet after this many seconds.
+        #[arg(long, default_value_t = 30.0)]
+        budget_s: f64,
+        /// Check the product of the factors against the game on this many random playouts
+        /// (exit 4 on a difference).
+        #[arg(long, default_value_t = 20)]
+        check: usize,
+        /// Random playouts searched for contingent factoring when the game does not factor
+        /// statically.
+        #[arg(long, default_value_t = 10)]
+        contingent: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// With --all: kill an analysis whose resident memory passes this many GiB.
+        #[arg(long, default_value_t = 4.0)]
+        mem_gib: f64,
+        /// With --all: analyses run in parallel.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
     },
     /// Random playouts from the initial state: playouts/s and states/s, median of several runs.
     Bench {
@@ -373,6 +408,14 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s)
         }
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
+        Cmd::Factor { game, all, json, dot, budget_s, check, contingent, seed, mem_gib, jobs } => {
+            let o = factor_cmd::Opts { budget_s, json, check, contingent, seed };
+            if all {
+                factor_cmd::factor_all(&game, &o, mem_gib, jobs)
+            } else {
+                factor_cmd::factor_one(&game, dot.as_deref(), &o)
+            }
+        }
         Cmd::Propnet { game, all: true, mem_gib, jobs, budget_s, .. } => {
             let rows = coverage::run_all(&game, budget_s, mem_gib * 1024.0, jobs)?;
             coverage::print(&rows, budget_s, mem_gib * 1024.0);

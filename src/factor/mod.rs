@@ -1,0 +1,777 @@
+//! Factoring: independent sub-games in a propositional network, static and contingent.
+//!
+//! Follows Cox, Schkufza, Madsen and Genesereth, *Factoring General Games using
+//! Propositional Automata* (`../shared/papers/factoring-propositional-automata.txt`). All of
+//! it reads an optimised [`Net`], never GDL text.
+//!
+//! - **Action-independent part** (IID, Lemma 3.12): the components no input reaches,
+//!   through gates and transitions. Its evolution is a fixed function of time (step
+//!   counters, turns), so [`Analysis::iid_trajectory`] lists it ahead of play.
+//! - **Independent sets** (Definition 3.4): the bases left once IID is set aside, joined
+//!   when a base's next value reads another through gates that read some state (gates that
+//!   read only inputs and IID, like "any move of x", join nothing). Bases that no legal, goal
+//!   or terminal reads, through any chain of next values, are *junk* and belong to no
+//!   factor.
+//! - **Moves**: per factor, a role's inputs fall into classes of identical effect: two
+//!   inputs are in one class when every gate of the factor's next-state cone reads both with
+//!   the same sign or neither (swapping them then changes no value in the factor: exact). A
+//!   compound move (`(mark x1 y1 x2 y2)`) has one class per factor; a move played in another
+//!   factor lands in a *pseudo-noop* class.
+//! - **Legal, goal and terminal** become [`Formulas`] over per-factor atoms. Legal
+//!   partitionability (Definition 3.13) asks each input's legality to be a conjunction of
+//!   per-factor conditions, here possibly once the action-independent part is known (whose
+//!   turn it is decides which board's `noop` rule applies). Goal partitionability
+//!   (Definition 3.14) is generalized to any combination whose multi-factor gates each span
+//!   all the factors of their root; a gate over a proper part of them couples those factors
+//!   (a tic-tac-toe line couples its three cells), and coupled factors are merged until none
+//!   are.
+//! - **Latches** (Lemma 4.3 and its generalization through the next-state cone) in
+//!   [`latch`]; **contingent factoring** (Definitions 4.4 and 4.6): the bases that provably
+//!   keep their current values from a state on are fixed as constants (latch modification)
+//!   and the same analysis runs on what is left ([`analyse_from`]).
+
+pub mod formula;
+pub mod latch;
+pub(crate) mod net_info;
+pub mod product;
+pub mod report;
+
+pub use formula::{Combination, Formulas};
+pub use latch::{Latch, LatchKind};
+
+use crate::propnet::build::Kind;
+use crate::propnet::{Net, Ref};
+use formula::{FRef, IID, MANY};
+use net_info::{NetInfo, NONE, V};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Where a base belongs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// Constant in the network, or fixed by latch modification.
+    Constant,
+    /// Action-independent: no input reaches it.
+    Iid,
+    /// Nothing that legal, goal or terminal reads depends on it.
+    Junk,
+    /// A factor.
+    Factor(u32),
+}
+
+/// How a role's moves meet the factors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveShape {
+    /// The role has no move whose legality reads a factor.
+    None,
+    /// Every move's legality reads one factor (the role plays in one factor per turn, the
+    /// others see a pseudo-noop); all in one factor: the role belongs to that factor.
+    Serial,
+    /// Every move's legality reads several factors: a compound of per-factor parts.
+    Compound,
+    /// Some of each.
+    Mixed,
+}
+
+/// One independent sub-game.
+#[derive(Clone, Debug, Serialize)]
+pub struct Factor {
+    /// Its bases (indices into [`Net::bases`]).
+    pub bases: Vec<u32>,
+    /// Per role: each input's class in this factor (`class[role][k]` lists input ids).
+    pub classes: Vec<Vec<Vec<u32>>>,
+    /// Per input id: its class in this factor (an index into `classes[role]`).
+    #[serde(skip)]
+    pub class_of: Vec<u32>,
+    /// Inputs whose legality reads this factor.
+    pub active_inputs: Vec<u32>,
+    /// Whether some goal reads this factor.
+    pub in_goals: bool,
+    /// Whether terminal reads this factor.
+    pub in_terminal: bool,
+}
+
+/// The legality of one input as per-factor conjuncts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LegalForm {
+    /// Never legal (or legal in no reachable action-independent state).
+    Never,
+    /// A conjunction of per-factor conditions: `(factor or None for IID, node, negated)`.
+    Conjunction(Vec<(Option<u32>, u32, bool)>),
+    /// A conjunction once the action-independent part is known (it differs by step).
+    ConjunctionPerStep,
+    /// Not a conjunction of per-factor conditions.
+    Coupled,
+}
+
+/// What couples factors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoupledBy {
+    /// The legality of this input is no conjunction of per-factor conditions.
+    Legal(u32),
+    /// This goal (role, value) has a gate over a proper part of its factors.
+    Goal(usize, Option<u32>),
+    Terminal,
+    /// A recursive relation (a cycle of gates) reads several factors.
+    Recursion,
+}
+
+/// Why two or more factors were merged.
+#[derive(Clone, Debug, Serialize)]
+pub struct Coupling {
+    pub by: CoupledBy,
+    /// A few bases of each factor it merged.
+    pub factors: Vec<Vec<u32>>,
+}
+
+/// The verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// At least two factors.
+    Factorable,
+    /// One factor (or none): why.
+    NotFactorable(String),
+}
+
+/// The result of the analysis of a network (from its initial state, or contingent on a
+/// set of fixed bases).
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub verdict: Verdict,
+    /// Per base: where it belongs.
+    pub place: Vec<Place>,
+    pub factors: Vec<Factor>,
+    /// Action-independent bases.
+    pub iid: Vec<u32>,
+    /// Bases nothing reads.
+    pub junk: Vec<u32>,
+    /// Per role: how its moves meet the factors.
+    pub shapes: Vec<MoveShape>,
+    pub formulas: Formulas,
+    /// Per input id: its legality formula and its form.
+    pub legal: Vec<FRef>,
+    pub legal_form: Vec<LegalForm>,
+    /// Per role: (goal value, formula).
+    pub goals: Vec<Vec<(Option<u32>, FRef)>>,
+    pub terminal: FRef,
+    /// Per role: how its goals combine the factors (the least specific over its values).
+    pub goal_combination: Vec<Combination>,
+    pub terminal_combination: Combination,
+    pub couplings: Vec<Coupling>,
+    /// Bases fixed by latch modification (contingent analysis only).
+    pub fixed: Vec<(u32, bool)>,
+    /// The reachable action-independent states, in order from the initial one, until one
+    /// repeats (`iid_cycle_start` is where the repetition goes back to); empty if there
+    /// are more than [`MAX_IID_STATES`].
+    pub iid_trajectory: Vec<Vec<bool>>,
+    pub iid_cycle_start: usize,
+    pub millis: f64,
+}
+
+/// At most this many action-independent states are listed (legality is checked per step
+/// only when they fit).
+pub const MAX_IID_STATES: usize = 1024;
+
+/// Past this many multi-factor gates in goals and terminal, the factors are taken as coupled.
+const MAX_GATE_SETS: usize = 3000;
+
+/// Analyses a network from its initial state (static factoring).
+pub fn analyse(net: &Net) -> Analysis {
+    let info = NetInfo::new(net);
+    analyse_with(net, &info, &[])
+}
+
+/// Contingent factoring (Cox et al., Definition 4.6): the bases that provably keep their
+/// values from `state` on ([`latch::fixed_from`]) are fixed (latch modification,
+/// Definition 4.4), then the network is analysed as [`analyse`] does.
+pub fn analyse_from(net: &Net, state: &dyn Fn(u32) -> bool) -> Analysis {
+    let info = NetInfo::new(net);
+    let fixed = latch::fixed_from(net, &info, state);
+    analyse_with(net, &info, &fixed)
+}
+
+/// A small union-find.
+struct Uf(Vec<u32>);
+
+impl Uf {
+    fn new(n: usize) -> Uf {
+        Uf((0..n as u32).collect())
+    }
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.0[x as usize] != x {
+            let p = self.0[self.0[x as usize] as usize];
+            self.0[x as usize] = p;
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) -> u32 {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            self.0[hi as usize] = lo;
+            lo
+        } else {
+            a
+        }
+    }
+}
+
+pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> Analysis {
+    let t0 = Instant::now();
+    let n = net.nodes.len();
+    let nb = net.bases.len();
+    let mut fixed_of = vec![None; nb];
+    for &(b, v) in fixed {
+        fixed_of[b as usize] = Some(v);
+    }
+    let val = info.values(net, &fixed_of);
+    let live = |r: Ref| val[r.node()] == V::U;
+
+    // Readers of each node (among live gates), for forward closures.
+    let mut readers_start = vec![0u32; n + 1];
+    for nd in &net.nodes {
+        for x in &nd.inputs {
+            readers_start[x.node() + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        readers_start[i + 1] += readers_start[i];
+    }
+    let mut fill = readers_start.clone();
+    let mut readers = vec![0u32; readers_start[n] as usize];
+    for (g, nd) in net.nodes.iter().enumerate() {
+        for x in &nd.inputs {
+            let p = &mut fill[x.node()];
+            readers[*p as usize] = g as u32;
+            *p += 1;
+        }
+    }
+    // Transitions: base node -> (its next ref's node) reads; forward from the next node to
+    // the base node.
+    let mut next_readers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for b in 0..nb {
+        let (bn, nx) = (net.base_ref[b], net.next[b]);
+        if !bn.is_const() && fixed_of[b].is_none() && live(nx) {
+            next_readers[nx.node()].push(bn.node() as u32);
+        }
+    }
+
+    // 1. Action-independent part: what no input reaches.
+    let mut reached = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    for (i, r) in net.input_ref.iter().enumerate() {
+        if !r.is_const() && net.legal[i] != Ref::FALSE {
+            reached[r.node()] = true;
+            stack.push(r.node() as u32);
+        }
+    }
+    while let Some(v) = stack.pop() {
+        let vi = v as usize;
+        let rs = &readers[readers_start[vi] as usize..readers_start[vi + 1] as usize];
+        for &g in rs.iter().chain(&next_readers[vi]) {
+            if !reached[g as usize] && val[g as usize] == V::U {
+                reached[g as usize] = true;
+                stack.push(g);
+            }
+        }
+    }
+    let base_node = |b: usize| net.base_ref[b].node();
+    let mut place = vec![Place::Constant; nb];
+    for b in 0..nb {
+        if net.base_ref[b].is_const() || fixed_of[b].is_some() {
+            continue;
+        }
+        place[b] = if reached[base_node(b)] { Place::Junk } else { Place::Iid };
+    }
+
+    // 2. Relevance: what legal, goal and terminal read, through gates and next values.
+    let mut relevant = vec![false; n];
+    let roots: Vec<Ref> = net.legal.iter().chain(net.goals.iter().flatten().map(|(r, _)| r)).chain([&net.terminal]).copied().collect();
+    for r in &roots {
+        if live(*r) && !relevant[r.node()] {
+            relevant[r.node()] = true;
+            stack.push(r.node() as u32);
+        }
+    }
+    while let Some(v) = stack.pop() {
+        let vi = v as usize;
+        let nd = &net.nodes[vi];
+        let mut more: Vec<usize> = nd.inputs.iter().filter(|x| live(**x)).map(|x| x.node()).collect();
+        if let Kind::Base(b) = nd.kind {
+            if live(net.next[b as usize]) {
+                more.push(net.next[b as usize].node());
+            }
+        }
+        for w in more {
+            if !relevant[w] {
+                relevant[w] = true;
+                stack.push(w as u32);
+            }
+        }
+    }
+
+    // 3. Independent sets over the relevant bases reached by inputs. A gate carries state
+    // when it reads, through live gates, such a base.
+    for b in 0..nb {
+        if place[b] == Place::Junk && relevant[base_node(b)] {
+            place[b] = Place::Factor(NONE); // numbered below
+        }
+    }
+    let state_base = |b: u32, place: &[Place]| matches!(place[b as usize], Place::Factor(_));
+    let mut has_state = vec![false; n];
+    for comp in &info.sccs {
+        let mut any = false;
+        for &v in comp {
+            let nd = &net.nodes[v as usize];
+            any |= match nd.kind {
+                Kind::Base(b) => state_base(b, &place),
+                Kind::And | Kind::Or => val[v as usize] == V::U && nd.inputs.iter().any(|x| live(*x) && has_state[x.node()]),
+                _ => false,
+            };
+        }
+        if comp.len() > 1 && any {
+            for &v in comp {
+                has_state[v as usize] = val[v as usize] == V::U;
+            }
+        } else if any {
+            has_state[comp[0] as usize] = true;
+        }
+    }
+    // Cones of next values of state bases: union every gate carrying state with the
+    // state-carrying nodes it reads.
+    let mut uf = Uf::new(n);
+    let mut in_cone = vec![false; n];
+    for b in 0..nb {
+        if !state_base(b as u32, &place) {
+            continue;
+        }
+        let nx = net.next[b];
+        if !live(nx) || !has_state[nx.node()] {
+            continue;
+        }
+        uf.union(base_node(b) as u32, nx.node() as u32);
+        if !in_cone[nx.node()] {
+            in_cone[nx.node()] = true;
+            stack.push(nx.node() as u32);
+        }
+    }
+    while let Some(v) = stack.pop() {
+        let nd = &net.nodes[v as usize];
+        if !matches!(nd.kind, Kind::And | Kind::Or) {
+            continue;
+        }
+        for x in &nd.inputs {
+            let w = x.node();
+            if !live(*x) || !has_state[w] {
+                continue;
+            }
+            uf.union(v, w as u32);
+            if !in_cone[w] {
+                in_cone[w] = true;
+                stack.push(w as u32);
+            }
+        }
+    }
+    // Number the factors by their first base.
+    let mut root_factor: rustc_hash::FxHashMap<u32, u32> = Default::default();
+    let mut nf = 0u32;
+    for b in 0..nb {
+        if state_base(b as u32, &place) {
+            let r = uf.find(base_node(b) as u32);
+            let k = *root_factor.entry(r).or_insert_with(|| {
+                nf += 1;
+                nf - 1
+            });
+            place[b] = Place::Factor(k);
+        }
+    }
+
+    let trajectory = iid_trajectory(net, info, &place, &fixed_of);
+    let (iid_trajectory, iid_cycle_start) = trajectory.unwrap_or_default();
+
+    // 4. Formulas, couplings and merging, until no coupling is left.
+    let mut couplings = Vec::new();
+    loop {
+        let fs = node_factors(net, info, &place, &val);
+        let mut b = formula::Builder::new(net, &fs, &val, &info.cyclic);
+        let legal: Vec<FRef> = net.legal.iter().map(|&r| b.root(r)).collect();
+        let goals: Vec<Vec<(Option<u32>, FRef)>> = net.goals.iter().map(|g| g.iter().map(|&(r, v)| (v, b.root(r))).collect()).collect();
+        let terminal = b.root(net.terminal);
+        let cyclic_many = b.cyclic_many;
+        let formulas = b.f;
+        let nfac = count_factors(&place);
+        let mut fuf = Uf::new(nfac);
+        let mut merged = false;
+        let mut note = |by: CoupledBy, set: &[u32], fuf: &mut Uf, couplings: &mut Vec<Coupling>| {
+            let roots: Vec<u32> = set.iter().map(|&k| fuf.find(k)).collect();
+            if roots.iter().any(|&r| r != roots[0]) {
+                for &k in set {
+                    fuf.union(set[0], k);
+                }
+                couplings.push(Coupling { by, factors: set.iter().map(|&k| sample_bases(&place, k)).collect() });
+                merged = true;
+            }
+        };
+        if cyclic_many {
+            let all: Vec<u32> = (0..nfac as u32).collect();
+            if all.len() > 1 {
+                note(CoupledBy::Recursion, &all, &mut fuf, &mut couplings);
+            }
+        }
+        let mut iid_memo: rustc_hash::FxHashMap<(usize, u32), V> = Default::default();
+        let mut cone_eval = net_info::ConeEval::new(n);
+        let mut legal_form = Vec::with_capacity(legal.len());
+        for (i, &root) in legal.iter().enumerate() {
+            let (form, sets) = legal_form_of(net, info, &place, &mut cone_eval, &formulas, root, &iid_trajectory, &mut iid_memo);
+            for set in sets {
+                note(CoupledBy::Legal(i as u32), &set, &mut fuf, &mut couplings);
+            }
+            legal_form.push(form);
+        }
+        let mut sets: Vec<(Vec<u32>, CoupledBy)> = Vec::new();
+        let mut memo = Vec::new();
+        let mut gather = |root: FRef, by: CoupledBy| {
+            let mut s = Vec::new();
+            formulas.term_sets(root, &mut memo, &mut s);
+            sets.extend(s.into_iter().map(|x| (x, by.clone())));
+        };
+        for (role, gs) in goals.iter().enumerate() {
+            for &(v, root) in gs {
+                gather(root, CoupledBy::Goal(role, v));
+            }
+        }
+        gather(terminal, CoupledBy::Terminal);
+        sets.sort_by(|a, b| a.0.cmp(&b.0));
+        sets.dedup_by(|a, b| a.0 == b.0);
+        if sets.len() > MAX_GATE_SETS {
+            let all: Vec<u32> = (0..nfac as u32).collect();
+            note(sets[0].1.clone(), &all, &mut fuf, &mut couplings);
+        } else {
+            let by: rustc_hash::FxHashMap<Vec<u32>, CoupledBy> = sets.iter().cloned().collect();
+            let crossing = formula::crossings(sets.into_iter().map(|x| x.0).collect());
+            for u in crossing {
+                let who = by.iter().find(|(k, _)| k.iter().all(|x| u.contains(x))).map_or(CoupledBy::Terminal, |x| x.1.clone());
+                note(who, &u, &mut fuf, &mut couplings);
+            }
+        }
+        if merged {
+            for p in place.iter_mut() {
+                if let Place::Factor(k) = p {
+                    *k = fuf.find(*k);
+                }
+            }
+            renumber(&mut place);
+            continue;
+        }
+
+        // 5. Moves per factor.
+        let nfac = count_factors(&place);
+        let mut factors = moves_per_factor(net, &place, &val, nfac);
+        let shapes = move_shapes(net, &formulas, &legal, &legal_form, nfac, &mut factors);
+        for k in 0..nfac {
+            factors[k].in_goals = goals.iter().flatten().any(|&(_, r)| formulas.factors(r).contains(&(k as u32)));
+            factors[k].in_terminal = formulas.factors(terminal).contains(&(k as u32));
+        }
+        let goal_combination = goals.iter().map(|gs| least_specific(gs.iter().map(|&(_, r)| formulas.combination(r)))).collect();
+        let terminal_combination = formulas.combination(terminal);
+        let verdict = if nfac >= 2 {
+            Verdict::Factorable
+        } else if nfac == 1 {
+            let why = match couplings.last() {
+                Some(c) => format!("one factor: coupled by {:?}", c.by),
+                None => "one factor: every base is joined to the others through next-state rules".into(),
+            };
+            Verdict::NotFactorable(why)
+        } else {
+            Verdict::NotFactorable("no state that moves change and legal, goal or terminal read".into())
+        };
+        let iid = (0..nb as u32).filter(|&b| place[b as usize] == Place::Iid).collect();
+        let junk = (0..nb as u32).filter(|&b| place[b as usize] == Place::Junk).collect();
+        return Analysis {
+            verdict,
+            place,
+            factors,
+            iid,
+            junk,
+            shapes,
+            formulas,
+            legal,
+            legal_form,
+            goals,
+            terminal,
+            goal_combination,
+            terminal_combination,
+            couplings,
+            fixed: fixed.to_vec(),
+            iid_trajectory,
+            iid_cycle_start,
+            millis: t0.elapsed().as_secs_f64() * 1000.0,
+        };
+    }
+}
+
+fn count_factors(place: &[Place]) -> usize {
+    place.iter().filter_map(|p| if let Place::Factor(k) = p { Some(*k as usize + 1) } else { None }).max().unwrap_or(0)
+}
+
+/// Renumbers factors 0.. in order of their first base.
+fn renumber(place: &mut [Place]) {
+    let mut map: rustc_hash::FxHashMap<u32, u32> = Default::default();
+    for p in place.iter_mut() {
+        if let Place::Factor(k) = p {
+            let len = map.len() as u32;
+            *k = *map.entry(*k).or_insert(len);
+        }
+    }
+}
+
+fn least_specific(it: impl Iterator<Item = Combination>) -> Combination {
+    let rank = |c: Combination| match c {
+        Combination::Constant => 0,
+        Combination::ActionIndependent => 1,
+        Combination::OneFactor => 2,
+        Combination::Conjunction => 3,
+        Combination::Disjunction => 3,
+        Combination::Boolean => 5,
+    };
+    let mut out = Combination::Constant;
+    for c in it {
+        if rank(c) > rank(out) || (rank(c) == rank(out) && c != out && rank(c) == 3) {
+            out = if rank(c) == rank(out) { Combination::Boolean } else { c };
+        }
+    }
+    out
+}
+
+/// Per node: `IID` (reads no factor), a factor, or `MANY`.
+fn node_factors(net: &Net, info: &NetInfo, place: &[Place], val: &[V]) -> Vec<u32> {
+    let mut fs = vec![IID; net.nodes.len()];
+    let join = |a: u32, b: u32| {
+        if a == IID {
+            b
+        } else if b == IID || a == b {
+            a
+        } else {
+            MANY
+        }
+    };
+    for comp in &info.sccs {
+        let mut acc = IID;
+        for &v in comp {
+            let nd = &net.nodes[v as usize];
+            if val[v as usize] != V::U {
+                continue;
+            }
+            match nd.kind {
+                Kind::Base(b) => {
+                    if let Place::Factor(k) = place[b as usize] {
+                        acc = join(acc, k);
+                    }
+                }
+                Kind::And | Kind::Or => {
+                    for x in &nd.inputs {
+                        if val[x.node()] == V::U {
+                            acc = join(acc, fs[x.node()]);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for &v in comp {
+            if val[v as usize] == V::U {
+                fs[v as usize] = acc;
+            }
+        }
+    }
+    fs
+}
+
+/// The legality of an input as per-factor conjuncts, trying each reachable
+/// action-independent state when it is no conjunction as it stands; with the factor sets
+/// of the disjunctions that couple them (per state) where it is none even so.
+#[allow(clippy::too_many_arguments)]
+fn legal_form_of(net: &Net, info: &NetInfo, place: &[Place], ev: &mut net_info::ConeEval, f: &Formulas, root: FRef, traj: &[Vec<bool>], memo: &mut rustc_hash::FxHashMap<(usize, u32), V>) -> (LegalForm, Vec<Vec<u32>>) {
+    let first = match f.conjuncts(root, &mut |_, _| V::U) {
+        Ok(None) => return (LegalForm::Never, Vec::new()),
+        Ok(Some(c)) => return (LegalForm::Conjunction(c), Vec::new()),
+        Err(set) => set,
+    };
+    if traj.is_empty() {
+        return (LegalForm::Coupled, vec![first]);
+    }
+    let mut any = false;
+    let mut sets = Vec::new();
+    for (s, state) in traj.iter().enumerate() {
+        let mut tri = |_f: Option<u32>, node: u32| {
+            *memo.entry((s, node)).or_insert_with(|| ev.eval(net, info, Ref::new(node, false), &|b| (place[b as usize] == Place::Iid).then(|| state[b as usize])))
+        };
+        match f.conjuncts(root, &mut tri) {
+            Err(set) => sets.push(set),
+            Ok(Some(_)) => any = true,
+            Ok(None) => {}
+        }
+    }
+    if !sets.is_empty() {
+        sets.sort();
+        sets.dedup();
+        (LegalForm::Coupled, sets)
+    } else if any {
+        (LegalForm::ConjunctionPerStep, Vec::new())
+    } else {
+        (LegalForm::Never, Vec::new())
+    }
+}
+
+/// The value of an action-independent node when the bases hold `state` (indexed by base).
+fn eval_iid(net: &Net, node: u32, state: &[bool]) -> bool {
+    let mut memo: rustc_hash::FxHashMap<u32, bool> = Default::default();
+    fn go(net: &Net, v: u32, state: &[bool], memo: &mut rustc_hash::FxHashMap<u32, bool>, depth: usize) -> bool {
+        if let Some(&b) = memo.get(&v) {
+            return b;
+        }
+        let nd = &net.nodes[v as usize];
+        let b = match nd.kind {
+            Kind::False => false,
+            Kind::Base(b) => state[b as usize],
+            Kind::Input(_) => false,
+            Kind::And | Kind::Or if depth > 10_000 => false,
+            Kind::And => nd.inputs.iter().all(|x| go(net, x.node() as u32, state, memo, depth + 1) != x.neg()),
+            Kind::Or => nd.inputs.iter().any(|x| go(net, x.node() as u32, state, memo, depth + 1) != x.neg()),
+        };
+        memo.insert(v, b);
+        b
+    }
+    go(net, node, state, &mut memo, 0)
+}
+
+/// The action-independent states from the initial one, one per step, until one repeats.
+/// Entries are indexed by base (values of bases outside IID are false, and unused).
+fn iid_trajectory(net: &Net, info: &NetInfo, place: &[Place], fixed: &[Option<bool>]) -> Option<(Vec<Vec<bool>>, usize)> {
+    let iid: Vec<usize> = (0..place.len()).filter(|&b| place[b] == Place::Iid).collect();
+    let _ = info;
+    let mut cur: Vec<bool> = (0..place.len()).map(|b| fixed[b].unwrap_or(net.init[b] && place[b] == Place::Iid) || (net.base_ref[b] == Ref::TRUE)).collect();
+    let mut seen: rustc_hash::FxHashMap<Vec<bool>, usize> = Default::default();
+    let mut out = Vec::new();
+    loop {
+        let key: Vec<bool> = iid.iter().map(|&b| cur[b]).collect();
+        if let Some(&at) = seen.get(&key) {
+            return Some((out, at));
+        }
+        if out.len() >= MAX_IID_STATES {
+            return None;
+        }
+        seen.insert(key, out.len());
+        out.push(cur.clone());
+        let mut next = cur.clone();
+        for &b in &iid {
+            let r = net.next[b];
+            next[b] = if r.is_const() { r == Ref::TRUE } else { eval_iid(net, r.node() as u32, &cur) != r.neg() };
+        }
+        cur = next;
+    }
+}
+
+/// Per factor, each role's inputs in classes of identical effect on the factor's next
+/// values (see the module docs).
+fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<Factor> {
+    let n = net.nodes.len();
+    let mut factors = Vec::with_capacity(nfac);
+    let mut stamp = vec![NONE; n];
+    let mut stack = Vec::new();
+    for k in 0..nfac as u32 {
+        let bases: Vec<u32> = (0..place.len() as u32).filter(|&b| place[b as usize] == Place::Factor(k)).collect();
+        // Signatures: per input, the (gate, negated) pairs of the cone reading it.
+        let mut sig: Vec<Vec<(u32, bool)>> = vec![Vec::new(); net.inputs.len()];
+        for &b in &bases {
+            let nx = net.next[b as usize];
+            if val[nx.node()] == V::U && stamp[nx.node()] != k {
+                stamp[nx.node()] = k;
+                stack.push(nx.node() as u32);
+            }
+            // An input read directly as the next value.
+            if let Kind::Input(i) = net.nodes[nx.node()].kind {
+                sig[i as usize].push((NONE - b, nx.neg()));
+            }
+        }
+        while let Some(v) = stack.pop() {
+            let nd = &net.nodes[v as usize];
+            if !matches!(nd.kind, Kind::And | Kind::Or) {
+                continue;
+            }
+            for x in &nd.inputs {
+                let w = x.node();
+                if val[w] != V::U {
+                    continue;
+                }
+                if let Kind::Input(i) = net.nodes[w].kind {
+                    sig[i as usize].push((v, x.neg()));
+                } else if stamp[w] != k {
+                    stamp[w] = k;
+                    stack.push(w as u32);
+                }
+            }
+        }
+        let mut classes = vec![Vec::new(); net.roles.len()];
+        let mut class_of = vec![NONE; net.inputs.len()];
+        let mut by_sig: Vec<rustc_hash::FxHashMap<Vec<(u32, bool)>, u32>> = vec![Default::default(); net.roles.len()];
+        for (i, s) in sig.iter_mut().enumerate() {
+            s.sort_unstable();
+            s.dedup();
+            let role = net.inputs[i].0;
+            let len = classes[role].len() as u32;
+            let c = *by_sig[role].entry(std::mem::take(s)).or_insert(len);
+            if c == len {
+                classes[role].push(Vec::new());
+            }
+            classes[role][c as usize].push(i as u32);
+            class_of[i] = c;
+        }
+        factors.push(Factor { bases, classes, class_of, active_inputs: Vec::new(), in_goals: false, in_terminal: false });
+    }
+    factors
+}
+
+/// Which factors each input's legality reads, and each role's shape.
+fn move_shapes(net: &Net, f: &Formulas, legal: &[FRef], forms: &[LegalForm], nfac: usize, factors: &mut [Factor]) -> Vec<MoveShape> {
+    let mut one = vec![false; net.roles.len()];
+    let mut several = vec![false; net.roles.len()];
+    for (i, form) in forms.iter().enumerate() {
+        if *form == LegalForm::Never {
+            continue;
+        }
+        let fs = f.factors(legal[i]);
+        for &k in &fs {
+            if (k as usize) < nfac {
+                factors[k as usize].active_inputs.push(i as u32);
+            }
+        }
+        let role = net.inputs[i].0;
+        match fs.len() {
+            0 => {}
+            1 => one[role] = true,
+            _ => several[role] = true,
+        }
+    }
+    (0..net.roles.len())
+        .map(|r| match (one[r], several[r]) {
+            (false, false) => MoveShape::None,
+            (true, false) => MoveShape::Serial,
+            (false, true) => MoveShape::Compound,
+            (true, true) => MoveShape::Mixed,
+        })
+        .collect()
+}
+
+/// A few bases of a factor (for reports).
+fn sample_bases(place: &[Place], k: u32) -> Vec<u32> {
+    (0..place.len() as u32).filter(|&b| place[b as usize] == Place::Factor(k)).take(3).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+//! What the factor analysis needs to know of a [`Net`] once: evaluation order (strongly
+//! connected components, dependencies first), which node is which base or input, and
+//! three-valued evaluation under fixed bases.
+
+use crate::propnet::build::Kind;
+use crate::propnet::{Net, Ref};
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Three-valued truth: false, true, unknown.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum V {
+    F,
+    T,
+    U,
+}
+
+impl V {
+    pub(crate) fn of(b: bool) -> V {
+        if b {
+            V::T
+        } else {
+            V::F
+        }
+    }
+    pub(crate) fn flip(self, neg: bool) -> V {
+        match (self, neg) {
+            (V::F, true) => V::T,
+            (V::T, true) => V::F,
+            (v, _) => v,
+        }
+    }
+}
+
+/// Facts about a network's graph that every pass of the analysis reads.
+pub(crate) struct NetInfo {
+    /// Strongly connected components of the gate graph (edges from a gate to its inputs), in
+    /// evaluation order: a component comes after every component it reads.
+    pub sccs: Vec<Vec<u32>>,
+    /// Per node: whether it lies on a cycle (a component of several nodes, or a self-loop).
+    pub cyclic: Vec<bool>,
+}
+
+impl NetInfo {
+    pub(crate) fn new(net: &Net) -> NetInfo {
+        let n = net.nodes.len();
+        let succ: Vec<Vec<usize>> = net.nodes.iter().map(|nd| nd.inputs.iter().map(|r| r.node()).collect()).collect();
+        let comps = crate::graph::sccs(n, &succ);
+        let mut cyclic = vec![false; n];
+        for c in &comps {
+            if c.len() > 1 {
+                for &v in c {
+                    cyclic[v] = true;
+                }
+            } else if succ[c[0]].contains(&c[0]) {
+                cyclic[c[0]] = true;
+            }
+        }
+        let sccs = comps.into_iter().map(|c| c.into_iter().map(|v| v as u32).collect()).collect();
+        NetInfo { sccs, cyclic }
+    }
+
+    /// Three-valued values of every node when the bases in `fixed` hold the given values and
+    /// everything else (other bases, inputs) is unknown. Nodes on cycles are unknown unless
+    /// every input from outside their component is false and the component is all ORs and
+    /// positive ANDs reading them (then false: GDL's least fixpoint); this only loses
+    /// precision, never soundness.
+    pub(crate) fn values(&self, net: &Net, fixed: &[Option<bool>]) -> Vec<V> {
+        let mut val = vec![V::U; net.nodes.len()];
+        for comp in &self.sccs {
+            if comp.len() == 1 && !self.cyclic[comp[0] as usize] {
+                let v = comp[0] as usize;
+                val[v] = eval_node(net, v, fixed, &val);
+            }
+            // Cycles stay unknown.
+        }
+        val
+    }
+}
+
+/// One node's three-valued value from its inputs' values.
+fn eval_node(net: &Net, v: usize, fixed: &[Option<bool>], val: &[V]) -> V {
+    let nd = &net.nodes[v];
+    match nd.kind {
+        Kind::False => V::F,
+        Kind::Base(b) => fixed.get(b as usize).copied().flatten().map_or(V::U, V::of),
+        Kind::Input(_) => V::U,
+        Kind::And => gate(nd.inputs.iter().map(|r| val[r.node()].flip(r.neg())), true),
+        Kind::Or => gate(nd.inputs.iter().map(|r| val[r.node()].flip(r.neg())), false),
+    }
+}
+
+/// AND (`and`) or OR of three-valued inputs.
+pub(crate) fn gate(inputs: impl Iterator<Item = V>, and: bool) -> V {
+    let (absorb, unit) = if and { (V::F, V::T) } else { (V::T, V::F) };
+    let mut out = unit;
+    for x in inputs {
+        if x == absorb {
+            return absorb;
+        }
+        if x == V::U {
+            out = V::U;
+        }
+    }
+    out
+}
+
+/// The value of a ref from node values.
+pub(crate) fn ref_value(val: &[V], r: Ref) -> V {
+    val[r.node()].flip(r.neg())
+}
+
+/// Three-valued evaluation of one ref over its cone only, memoized by `stamp` (a fresh
+/// stamp per question), with `fixed` bases known and all else unknown. Cycles are unknown.
+pub(crate) struct ConeEval {
+    stamp: Vec<u32>,
+    memo: Vec<V>,
+    cur: u32,
+    stack: Vec<(u32, bool)>,
+}
+
+impl ConeEval {
+    pub(crate) fn new(n: usize) -> ConeEval {
+        ConeEval { stamp: vec![0; n], memo: vec![V::U; n], cur: 0, stack: Vec::new() }
+    }
+
+    /// The value of `r` when `base` holds `value` (and `extra` bases hold theirs).
+    pub(crate) fn eval(&mut self, net: &Net, info: &NetInfo, r: Ref, fixed: &dyn Fn(u32) -> Option<bool>) -> V {
+        self.cur += 1;
+        let cur = self.cur;
+        self.stack.clear();
+        self.stack.push((r.node() as u32, false));
+        while let Some((v, expanded)) = self.stack.pop() {
+            let vi = v as usize;
+            if self.stamp[vi] == cur && !expanded {
+                continue;
+            }
+            let nd = &net.nodes[vi];
+            match nd.kind {
+                Kind::False => {
+                    self.stamp[vi] = cur;
+                    self.memo[vi] = V::F;
+                }
+                Kind::Base(b) => {
+                    self.stamp[vi] = cur;
+                    self.memo[vi] = fixed(b).map_or(V::U, V::of);
+                }
+                Kind::Input(_) => {
+                    self.stamp[vi] = cur;
+                    self.memo[vi] = V::U;
+                }
+                Kind::And | Kind::Or => {
+                    if info.cyclic[vi] {
+                        self.stamp[vi] = cur;
+                        self.memo[vi] = V::U;
+                    } else if expanded {
+                        let and = nd.kind == Kind::And;
+                        let memo = &self.memo;
+                        self.memo[vi] = gate(nd.inputs.iter().map(|x| memo[x.node()].flip(x.neg())), and);
+                        self.stamp[vi] = cur;
+                    } else {
+                        // Mark as in progress so a revisit through a shared input waits.
+                        self.stack.push((v, true));
+                        for x in &nd.inputs {
+                            if self.stamp[x.node()] != cur {
+                                self.stack.push((x.node() as u32, false));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.memo[r.node()].flip(r.neg())
+    }
+}

@@ -1,0 +1,205 @@
+//! Tests of the factor analysis on our own games: verdicts, factors, move shapes, latches,
+//! contingent factoring, and the product check (which must pass on every verdict and fail
+//! on a corrupted one).
+
+use super::*;
+use crate::gdl::Game;
+use crate::machine::StateMachine;
+use crate::propnet::{build_net, Budget, Built, Compiled, PropnetMachine};
+use std::path::Path;
+
+fn built(file: &str) -> Built {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+    let g = Game::load(&p).unwrap_or_else(|e| panic!("{e}"));
+    build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn inline(text: &str) -> Built {
+    let g = Game::parse("inline.kif", text).unwrap_or_else(|e| panic!("{e}"));
+    build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn machine(b: &Built) -> PropnetMachine {
+    PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms.clone(), b.symbols.clone()))
+}
+
+fn base_name(b: &Built, i: u32) -> String {
+    b.grounding_terms.to_string(b.net.bases[i as usize], &b.symbols)
+}
+
+fn check_product(b: &Built, a: &Analysis, playouts: usize) {
+    let mut m = machine(b);
+    let s = m.initial_state();
+    product::check(&b.net, a, &mut m, &s, playouts, 100, 7).unwrap_or_else(|e| panic!("product check: {e}"));
+}
+
+/// Plays the moves (texts per role, in role order) from the initial state.
+fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> crate::propnet::PnState {
+    let mut s = m.initial_state();
+    let mut legal = Vec::new();
+    for joint in moves {
+        let mut j = Vec::new();
+        for (r, text) in joint.iter().enumerate() {
+            m.legal_moves(&s, r, &mut legal);
+            let mv = *legal.iter().find(|&&x| m.move_text(x) == *text).unwrap_or_else(|| panic!("{text} is not legal"));
+            j.push(mv);
+        }
+        let mut next = s.clone();
+        m.next_state(&s, &j, &mut next);
+        s = next;
+    }
+    s
+}
+
+#[test]
+fn parallel_tictactoe_factors_into_two_boards_with_compound_moves() {
+    let b = built("parallel_tictactoe.kif");
+    let a = analyse(&b.net);
+    assert_eq!(a.verdict, Verdict::Factorable);
+    assert_eq!(a.factors.len(), 2);
+    assert_eq!(a.shapes, vec![MoveShape::Compound, MoveShape::Compound]);
+    for f in &a.factors {
+        assert_eq!(f.bases.len(), 27);
+        // All of one board: `( cell B ...`.
+        let board: Vec<String> = f.bases.iter().map(|&x| base_name(&b, x)[..8].to_string()).collect();
+        assert!(board.iter().all(|x| *x == board[0]), "{board:?}");
+        // Each board sees 9 cells marked (plus the noop): 10 classes per role.
+        assert_eq!(f.classes[0].len(), 10);
+        assert!(f.in_goals && f.in_terminal);
+    }
+    let iid: Vec<String> = a.iid.iter().map(|&x| base_name(&b, x)).collect();
+    assert_eq!(iid, vec!["( control x )", "( control o )"]);
+    assert_eq!(a.iid_trajectory.len(), 2);
+    check_product(&b, &a, 60);
+}
+
+#[test]
+fn tictactoe_is_one_game_because_lines_share_cells() {
+    let b = built("tictactoe.kif");
+    let a = analyse(&b.net);
+    assert!(matches!(a.verdict, Verdict::NotFactorable(_)), "{:?}", a.verdict);
+    assert_eq!(a.factors.len(), 1);
+    assert!(a.couplings.iter().any(|c| matches!(c.by, CoupledBy::Goal(..))), "{:?}", a.couplings);
+}
+
+#[test]
+fn joined_tictactoe_is_coupled_by_its_shared_centre() {
+    let b = built("joined_tictactoe.kif");
+    let a = analyse(&b.net);
+    assert!(matches!(a.verdict, Verdict::NotFactorable(_)));
+    assert_eq!(a.factors.len(), 1);
+}
+
+#[test]
+fn joined_tictactoe_factors_once_the_shared_cell_is_marked() {
+    let b = built("joined_tictactoe_blocked.kif");
+    let a = analyse(&b.net);
+    assert!(matches!(a.verdict, Verdict::NotFactorable(_)));
+    let mut m = machine(&b);
+    // x marks the shared corner (through board 1) and a corner of board 2.
+    let s = play(&mut m, &[&["( mark 3 3 3 3 )", "noop"]]);
+    let c = analyse_from(&b.net, &|x| s.get(x as usize));
+    assert_eq!(c.verdict, Verdict::Factorable, "{:?}", c.couplings);
+    assert_eq!(c.factors.len(), 2);
+    let shared: Vec<String> = c.fixed.iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).filter(|t| t.contains("shared")).collect();
+    assert_eq!(shared.len(), 3, "the shared cell's three bases are fixed: {shared:?}");
+    assert!(shared.contains(&"( shared x )=true".to_string()), "{shared:?}");
+    for f in &c.factors {
+        let names: Vec<String> = f.bases.iter().map(|&x| base_name(&b, x)).collect();
+        assert!(names.iter().all(|n| n[..8] == names[0][..8]), "one board per factor: {names:?}");
+    }
+    // The product agrees from that state on.
+    product::check(&b.net, &c, &mut m, &s, 40, 100, 3).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// One robot, two lamps, one press per turn; the goal asks for both lamps lit: the paper's
+/// degenerate case (single-lamp factors under a conjunctive goal), with a step counter.
+const LAMPS: &str = "
+(role robot)
+(init (off a)) (init (off b)) (init (step 0))
+(lamp a) (lamp b)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (legal robot (press ?l)) (lamp ?l))
+(<= (next (on ?l)) (does robot (press ?l)))
+(<= (next (on ?l)) (true (on ?l)))
+(<= (next (off ?l)) (true (off ?l)) (not (does robot (press ?l))))
+(<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+(<= (next (junk ?l)) (does robot (press ?l)) (not (true (junk ?l))))
+(<= terminal (true (step 3)))
+(<= (goal robot 100) (true (on a)) (true (on b)))
+(<= (goal robot 0) (not (true (on a))))
+(<= (goal robot 0) (true (on a)) (not (true (on b))))
+";
+
+#[test]
+fn lamps_are_serial_factors_with_a_step_counter_and_junk_left_out() {
+    let b = inline(LAMPS);
+    let a = analyse(&b.net);
+    assert_eq!(a.verdict, Verdict::Factorable);
+    assert_eq!(a.factors.len(), 2);
+    assert_eq!(a.shapes, vec![MoveShape::None], "legality reads no factor");
+    let iid: Vec<String> = a.iid.iter().map(|&x| base_name(&b, x)).collect();
+    assert!(iid.iter().all(|n| n.contains("step")) && iid.len() == 4, "{iid:?}");
+    let junk: Vec<String> = a.junk.iter().map(|&x| base_name(&b, x)).collect();
+    assert_eq!(junk.len(), 4, "nothing reads (junk ?l) or (off ?l): {junk:?}");
+    assert!(junk.iter().all(|n| n.contains("junk") || n.contains("off")), "{junk:?}");
+    assert!(a.factors.iter().all(|f| f.bases.iter().all(|&x| !base_name(&b, x).contains("junk"))));
+    assert_eq!(a.terminal_combination, Combination::ActionIndependent);
+    check_product(&b, &a, 40);
+}
+
+#[test]
+fn latches_are_proved_from_the_next_state_cone() {
+    let b = built("tictactoe.kif");
+    let ls = latch::latches(&b.net);
+    let find = |name: &str, kind: LatchKind| ls.iter().find(|l| base_name(&b, l.base) == name && l.kind == kind).copied();
+    let x = find("( cell 1 1 x )", LatchKind::Positive).expect("a mark stays");
+    assert_eq!(x.proof, latch::LatchProof::SelfLoop);
+    assert!(find("( cell 1 1 b )", LatchKind::Negative).is_some(), "a cell once marked is never blank again");
+    assert!(find("( cell 1 1 b )", LatchKind::Positive).is_none());
+    assert!(find("( control x )", LatchKind::Positive).is_none() && find("( control x )", LatchKind::Negative).is_none());
+    // From a state, the marked cells keep their values together; the blank ones do not.
+    let mut m = machine(&b);
+    let s = play(&mut m, &[&["( mark 1 1 )", "noop"], &["noop", "( mark 2 2 )"]]);
+    let info = net_info::NetInfo::new(&b.net);
+    let fixed: Vec<String> = latch::fixed_from(&b.net, &info, &|x| s.get(x as usize)).iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).collect();
+    for want in ["( cell 1 1 x )=true", "( cell 1 1 b )=false", "( cell 1 1 o )=false", "( cell 2 2 o )=true"] {
+        assert!(fixed.contains(&want.to_string()), "{want} in {fixed:?}");
+    }
+    assert!(!fixed.iter().any(|f| f.starts_with("( cell 1 2")), "blank cells can change: {fixed:?}");
+}
+
+#[test]
+fn the_product_check_finds_a_wrong_factoring() {
+    let b = built("parallel_tictactoe.kif");
+    let mut a = analyse(&b.net);
+    // Claim a cell of board 1 for board 2: its next value reads board 1's cells.
+    let moved = a.factors[0].bases[0];
+    a.place[moved as usize] = Place::Factor(1);
+    let mut m = machine(&b);
+    let s = m.initial_state();
+    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7).is_err());
+    // And a wrong move class: merge two classes of x in board 1.
+    let mut a = analyse(&b.net);
+    let f = &mut a.factors[0];
+    let c0 = f.classes[0][0][0];
+    for i in f.classes[0][1].clone() {
+        f.class_of[i as usize] = f.class_of[c0 as usize];
+    }
+    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7).is_err());
+}
+
+#[test]
+fn every_gdl_game_passes_the_product_check_when_it_factors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl");
+    let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".kif")).collect();
+    files.sort();
+    assert!(files.len() >= 6);
+    for file in &files {
+        let b = built(file);
+        let a = analyse(&b.net);
+        if a.verdict == Verdict::Factorable {
+            check_product(&b, &a, 30);
+        }
+    }
+}
