@@ -10,7 +10,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::{FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
+use crate::search::{FactoredMcts, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -43,6 +43,9 @@ pub struct AgentConfig {
     pub seed: u64,
     /// Longest random playout, in joint moves.
     pub playout_depth: usize,
+    /// MCTS per factor where the game factors (statically, or contingently as play goes):
+    /// see `search::factored`. Single-threaded MCTS on the propnet only.
+    pub factoring: bool,
 }
 
 impl Default for AgentConfig {
@@ -56,6 +59,7 @@ impl Default for AgentConfig {
             node_budget: 200_000,
             seed: 1,
             playout_depth: 1000,
+            factoring: false,
         }
     }
 }
@@ -80,6 +84,10 @@ impl AgentConfig {
         AgentConfig::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
+    fn mcts(&self, seed: u64) -> MctsConfig {
+        MctsConfig { exploration: self.exploration, node_budget: self.node_budget, seed, max_playout_depth: self.playout_depth }
+    }
+
     pub fn margin(&self) -> Duration {
         Duration::from_secs_f64(self.margin_s)
     }
@@ -87,12 +95,7 @@ impl AgentConfig {
     /// A searcher for this configuration, seeded with `seed` (the config's seed mixed with a
     /// match's).
     pub fn searcher<M: StateMachine + Clone + Send + 'static>(&self, seed: u64) -> Box<dyn Search<M>> {
-        let mcts = MctsConfig {
-            exploration: self.exploration,
-            node_budget: self.node_budget,
-            seed,
-            max_playout_depth: self.playout_depth,
-        };
+        let mcts = self.mcts(seed);
         match self.kind {
             Kind::Mcts if self.threads > 1 => Box::new(ParallelMcts::<M>::new(mcts, self.threads)),
             Kind::Random => Box::new(RandomMove::new(seed)),
@@ -237,10 +240,20 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
 }
 
 fn player<M: StateMachine + Clone + Send + 'static>(
-    mut machine: M,
+    machine: M,
     role: usize,
     cfg: &AgentConfig,
     seed: u64,
+    engine: &'static str,
+) -> Box<dyn Player> {
+    let search = cfg.searcher::<M>(seed);
+    player_with(machine, role, search, engine)
+}
+
+fn player_with<M: StateMachine + Clone + Send + 'static>(
+    mut machine: M,
+    role: usize,
+    search: Box<dyn Search<M>>,
     engine: &'static str,
 ) -> Box<dyn Player> {
     let state = machine.initial_state();
@@ -251,7 +264,7 @@ fn player<M: StateMachine + Clone + Send + 'static>(
         next,
         role,
         step: 0,
-        search: cfg.searcher::<M>(seed),
+        search,
         legal: Vec::new(),
         joint: Vec::new(),
         engine,
@@ -273,6 +286,28 @@ pub fn new_player(
     deadline: Instant,
 ) -> Result<Box<dyn Player>, String> {
     let budget = Budget { deadline: Some(deadline), ..Budget::default() };
+    if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            propnet::build_net(game, &budget).map(|b| {
+                let a = crate::factor::analyse(&b.net);
+                tracing::info!(game = %game.name, build_s = b.report.total_s, verdict = ?a.verdict, factors = a.factors.len(), analysis_ms = a.millis, "propnet built and analysed");
+                let c = propnet::Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
+                (propnet::PropnetMachine::new(c), std::sync::Arc::new(b.net), a)
+            })
+        }));
+        match built {
+            Ok(Ok((m, net, a))) => {
+                let Some(r) = role_index(m.roles(), role) else {
+                    return Err(format!("no role {role} in the game (roles: {})", m.roles().join(" ")));
+                };
+                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a));
+                return Ok(player_with(m, r, search, "propnet"));
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "propnet not built; using the interpreter"),
+            Err(_) => tracing::error!("propnet build panicked; using the interpreter"),
+        }
+        return interp_player(game, role, cfg, seed, deadline);
+    }
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| propnet::build(game, &budget)));
     match built {
         Ok(Ok((m, report))) => {
@@ -285,6 +320,10 @@ pub fn new_player(
         Ok(Err(e)) => tracing::warn!(error = %e, "propnet not built; using the interpreter"),
         Err(_) => tracing::error!("propnet build panicked; using the interpreter"),
     }
+    interp_player(game, role, cfg, seed, deadline)
+}
+
+fn interp_player(game: &Game, role: &str, cfg: &AgentConfig, seed: u64, deadline: Instant) -> Result<Box<dyn Player>, String> {
     let mut m = Interpreter::with_deadline(game, Some(deadline.max(Instant::now() + Duration::from_secs(1))))
         .map_err(|e| e.to_string())?;
     if m.timed_out() {

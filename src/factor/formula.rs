@@ -219,10 +219,11 @@ impl Formulas {
 
     /// The factor sets of the conjunctive terms of `root` (its formula multiplied out, as
     /// in a disjunctive normal form, but over factor sets only, and polarity-blind),
-    /// unless the root is a pure conjunction or disjunction of per-factor conditions. A
-    /// node with more than [`MAX_TERMS`] term sets, or an AND whose product passes
-    /// [`MAX_PRODUCT`], stands for one term over all its factors. Single-factor terms are
-    /// left out.
+    /// unless the root is a pure conjunction or disjunction of per-factor conditions. An AND
+    /// is multiplied out only where at most one of its inputs spans several factors and the
+    /// others are single bases (which undoes the factoring of shared literals, `a ∧ (x ∨
+    /// y)`: a cell beside the lines through it); otherwise, or past [`MAX_TERMS`] term sets, a node stands for one term
+    /// over all its factors. Single-factor terms are left out.
     pub fn term_sets(&self, root: FRef, memo: &mut Vec<Option<std::rc::Rc<Vec<Vec<u32>>>>>, out: &mut Vec<Vec<u32>>) {
         if matches!(self.combination(root), Combination::Conjunction | Combination::Disjunction) {
             return;
@@ -244,37 +245,45 @@ impl Formulas {
             FNode::Atom { factor: Some(k), .. } => vec![vec![*k]],
             FNode::Gate { kids, .. } => {
                 let and = and.unwrap_or(false);
-                let mut acc: Vec<Vec<u32>> = if and { vec![Vec::new()] } else { Vec::new() };
-                for &(k, n) in kids {
-                    let kt = self.terms((k, n != r.1), memo);
-                    if and && acc.len() * kt.len() > MAX_PRODUCT {
-                        acc = vec![self.factors(r)];
-                        break;
-                    }
-                    if and {
-                        let mut next = Vec::with_capacity(acc.len() * kt.len());
-                        for a in &acc {
-                            for b in kt.iter() {
-                                let mut u: Vec<u32> = a.iter().chain(b).copied().collect();
-                                u.sort_unstable();
-                                u.dedup();
-                                next.push(u);
+                let kid_terms: Vec<std::rc::Rc<Vec<Vec<u32>>>> = kids.iter().map(|&(k, _)| self.terms((k, false), memo)).collect();
+                let spans = |t: &Vec<Vec<u32>>| t.iter().any(|x| x.len() >= 2);
+                let plain = |k: u32| matches!(self.nodes[k as usize], FNode::Atom { bare: true, .. } | FNode::Atom { factor: None, .. } | FNode::Const(_));
+                let multi = kid_terms.iter().filter(|t| spans(t)).count();
+                let others_plain = kids.iter().zip(&kid_terms).all(|(&(k, _), t)| spans(t) || plain(k));
+                if and && (multi >= 2 || (multi == 1 && !others_plain)) {
+                    // A conjunction of several multi-factor conditions ("no line for x and
+                    // none for o"), or of one with conditions that are no single base ("x
+                    // has won board 1 and some line is open"), is one term: multiplying it
+                    // out would pair conditions that are judged apart.
+                    vec![self.factors(r)]
+                } else {
+                    let mut acc: Vec<Vec<u32>> = if and { vec![Vec::new()] } else { Vec::new() };
+                    for kt in &kid_terms {
+                        if and {
+                            let mut next = Vec::with_capacity(acc.len() * kt.len());
+                            for a in &acc {
+                                for b in kt.iter() {
+                                    let mut u: Vec<u32> = a.iter().chain(b).copied().collect();
+                                    u.sort_unstable();
+                                    u.dedup();
+                                    next.push(u);
+                                }
                             }
+                            next.sort();
+                            next.dedup();
+                            acc = next;
+                        } else {
+                            acc.extend(kt.iter().cloned());
+                            acc.sort();
+                            acc.dedup();
                         }
-                        next.sort();
-                        next.dedup();
-                        acc = next;
-                    } else {
-                        acc.extend(kt.iter().cloned());
-                        acc.sort();
-                        acc.dedup();
+                        if acc.len() > MAX_TERMS {
+                            acc = vec![self.factors(r)];
+                            break;
+                        }
                     }
-                    if acc.len() > MAX_TERMS {
-                        acc = vec![self.factors(r)];
-                        break;
-                    }
+                    acc
                 }
-                acc
             }
         };
         let t = std::rc::Rc::new(t);
@@ -288,11 +297,6 @@ impl Formulas {
 /// Term sets kept per formula node before it is taken as one term over its factors.
 pub const MAX_TERMS: usize = 4096;
 
-/// An AND is multiplied out only while its product has at most this many terms: enough to
-/// undo the factoring of shared literals (`a ∧ (x ∨ y)`, a cell beside the lines through
-/// it), not to pair every line of one board with every line of another (`¬(x lines) ∧ ¬(o
-/// lines)`), which is one term over all their factors.
-pub const MAX_PRODUCT: usize = 16;
 
 /// Pairs of factor sets that *cross* (meet, and neither holds the other): as two lines of
 /// tic-tac-toe share a cell, each couples its factors with the other's, so that no factor's

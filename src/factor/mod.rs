@@ -64,12 +64,12 @@ pub enum Place {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MoveShape {
-    /// The role has no move whose legality reads a factor.
+    /// The role has no move active in a factor.
     None,
-    /// Every move's legality reads one factor (the role plays in one factor per turn, the
+    /// Every move is active in one factor at most (the role plays in one factor per turn, the
     /// others see a pseudo-noop); all in one factor: the role belongs to that factor.
     Serial,
-    /// Every move's legality reads several factors: a compound of per-factor parts.
+    /// Every move is active in several factors: a compound of per-factor parts.
     Compound,
     /// Some of each.
     Mixed,
@@ -85,7 +85,7 @@ pub struct Factor {
     /// Per input id: its class in this factor (an index into `classes[role]`).
     #[serde(skip)]
     pub class_of: Vec<u32>,
-    /// Inputs whose legality reads this factor.
+    /// Inputs active in this factor (whose class is not the passive one, the moves played elsewhere).
     pub active_inputs: Vec<u32>,
     /// Whether some goal reads this factor.
     pub in_goals: bool,
@@ -117,6 +117,9 @@ pub enum CoupledBy {
     Terminal,
     /// A recursive relation (a cycle of gates) reads several factors.
     Recursion,
+    /// This input changes several factors, and the role's moves are no product of per-factor
+    /// parts (two presses anywhere, a piece moved from one cell to another).
+    Moves(u32),
 }
 
 /// Why two or more factors were merged.
@@ -396,6 +399,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
 
     // 4. Formulas, couplings and merging, until no coupling is left.
     let mut couplings = Vec::new();
+    let mut rounds = 0;
     loop {
         let fs = node_factors(net, info, &place, &val);
         let mut b = formula::Builder::new(net, &fs, &val, &info.cyclic);
@@ -407,6 +411,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let nfac = count_factors(&place);
         let mut fuf = Uf::new(nfac);
         let mut merged = false;
+        let couplings_before = couplings.len();
         let mut note = |by: CoupledBy, set: &[u32], fuf: &mut Uf, couplings: &mut Vec<Coupling>| {
             let roots: Vec<u32> = set.iter().map(|&k| fuf.find(k)).collect();
             if roots.iter().any(|&r| r != roots[0]) {
@@ -434,6 +439,11 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             legal_form.push(form);
         }
         let mut sets: Vec<(Vec<u32>, CoupledBy)> = Vec::new();
+        if couplings.len() > couplings_before {
+            // Legality first: its merges change the grain at which goals are read.
+            merge(&mut place, &mut fuf);
+            continue;
+        }
         let mut memo = Vec::new();
         let mut gather = |root: FRef, by: CoupledBy| {
             let mut s = Vec::new();
@@ -453,19 +463,28 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             note(sets[0].1.clone(), &all, &mut fuf, &mut couplings);
         } else {
             let by: rustc_hash::FxHashMap<Vec<u32>, CoupledBy> = sets.iter().cloned().collect();
-            let crossing = formula::crossings(sets.into_iter().map(|x| x.0).collect());
+            let mut crossing = formula::crossings(sets.into_iter().map(|x| x.0).collect());
+            // Smallest unions first (two lines through one cell before two boards' terms), one
+            // size per round, so that merges follow the game's own grain.
+            rounds += 1;
+            if rounds <= MAX_CROSSING_ROUNDS {
+                let least = crossing.iter().map(|u| u.len()).min().unwrap_or(0);
+                crossing.retain(|u| u.len() == least);
+            }
             for u in crossing {
                 let who = by.iter().find(|(k, _)| k.iter().all(|x| u.contains(x))).map_or(CoupledBy::Terminal, |x| x.1.clone());
                 note(who, &u, &mut fuf, &mut couplings);
             }
         }
-        if merged {
-            for p in place.iter_mut() {
-                if let Place::Factor(k) = p {
-                    *k = fuf.find(*k);
-                }
+        if couplings.len() == couplings_before {
+            let nfac = count_factors(&place);
+            let factors = moves_per_factor(net, &place, &val, nfac);
+            for (i, set) in move_couplings(net, &factors, &legal_form) {
+                note(CoupledBy::Moves(i), &set, &mut fuf, &mut couplings);
             }
-            renumber(&mut place);
+        }
+        if merged {
+            merge(&mut place, &mut fuf);
             continue;
         }
 
@@ -514,6 +533,19 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         };
     }
 }
+
+/// Applies the merges of `fuf` to the factors.
+fn merge(place: &mut [Place], fuf: &mut Uf) {
+    for p in place.iter_mut() {
+        if let Place::Factor(k) = p {
+            *k = fuf.find(*k);
+        }
+    }
+    renumber(place);
+}
+
+/// Rounds of crossing merges done smallest first; later rounds merge every crossing at once.
+const MAX_CROSSING_ROUNDS: usize = 64;
 
 fn count_factors(place: &[Place]) -> usize {
     place.iter().filter_map(|p| if let Place::Factor(k) = p { Some(*k as usize + 1) } else { None }).max().unwrap_or(0)
@@ -737,24 +769,149 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<F
     factors
 }
 
-/// Which factors each input's legality reads, and each role's shape.
+/// Per role and factor, the *passive* class: the one with the most inputs, if one has more
+/// than any other (in a serial game, the moves played elsewhere); `NONE` on a tie (compound
+/// moves: every class is a part).
+fn passive_classes(net: &Net, factors: &[Factor]) -> Vec<Vec<u32>> {
+    factors
+        .iter()
+        .map(|f| {
+            (0..net.roles.len())
+                .map(|r| {
+                    let sizes: Vec<usize> = f.classes[r].iter().map(|c| c.len()).collect();
+                    let max = sizes.iter().copied().max().unwrap_or(0);
+                    match sizes.iter().filter(|&&s| s == max).count() {
+                        1 => sizes.iter().position(|&s| s == max).unwrap_or(0) as u32,
+                        _ => NONE,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The factors in which an input is active (its class is not the passive one), and
+/// whether it is *noop-like* (alone in its class in every factor where it is active: a
+/// `noop` whose frame rules name it).
+fn activity(net: &Net, factors: &[Factor], passive: &[Vec<u32>], i: usize) -> (Vec<u32>, bool) {
+    let r = net.inputs[i].0;
+    let act: Vec<u32> = (0..factors.len() as u32).filter(|&k| factors[k as usize].class_of[i] != passive[k as usize][r]).collect();
+    let lonely = act.iter().all(|&k| factors[k as usize].classes[r][factors[k as usize].class_of[i] as usize].len() == 1);
+    (act, lonely)
+}
+
+/// Inputs that change several factors where the role's moves are no product of per-factor
+/// parts: the factors each touches must be merged. A role whose inputs active in several
+/// factors realize every combination of their per-factor classes plays compound moves,
+/// which decompose.
+fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u32, Vec<u32>)> {
+    let passive = passive_classes(net, factors);
+    let mut out = Vec::new();
+    for r in 0..net.roles.len() {
+        let multi: Vec<(u32, Vec<u32>)> = (0..net.inputs.len())
+            .filter(|&i| net.inputs[i].0 == r && forms[i] != LegalForm::Never)
+            .filter_map(|i| {
+                let (act, lonely) = activity(net, factors, &passive, i);
+                (act.len() >= 2 && !lonely).then_some((i as u32, act))
+            })
+            .collect();
+        // Components of factors that some move changes together (two boards' moves never
+        // meet), each checked on its own.
+        let mut uf = Uf::new(factors.len());
+        for (_, a) in &multi {
+            for &k in &a[1..] {
+                uf.union(a[0], k);
+            }
+        }
+        let mut comps: rustc_hash::FxHashMap<u32, Vec<(u32, Vec<u32>)>> = Default::default();
+        for m in &multi {
+            comps.entry(uf.find(m.1[0])).or_default().push(m.clone());
+        }
+        for (_, moves) in comps {
+            let mut fset: Vec<u32> = moves.iter().flat_map(|(_, a)| a.iter().copied()).collect();
+            fset.sort_unstable();
+            fset.dedup();
+            if fset.len() > MAX_MOVE_COMPONENT {
+                out.extend(moves);
+                continue;
+            }
+            // Factors that no move changes together but that both go with a third (two
+            // groups of cells of one board, with a cell of the other board) are
+            // alternatives within one part of a compound move: group them.
+            let m = fset.len();
+            let pos = |k: u32| fset.binary_search(&k).unwrap_or(0);
+            let mut co = vec![false; m * m];
+            for (_, a) in &moves {
+                for &k in a {
+                    for &l in a {
+                        co[pos(k) * m + pos(l)] = true;
+                    }
+                }
+            }
+            let mut g = Uf::new(m);
+            for x in 0..m {
+                for y in x + 1..m {
+                    if !co[x * m + y] && (0..m).any(|z| co[x * m + z] && co[y * m + z]) {
+                        g.union(x as u32, y as u32);
+                    }
+                }
+            }
+            let group: Vec<u32> = (0..m as u32).map(|x| g.find(x)).collect();
+            let mut groups: Vec<u32> = group.clone();
+            groups.sort_unstable();
+            groups.dedup();
+            // Each move's part in each group: (the factor it changes there, its class).
+            let part = |i: u32, gr: u32| -> (u32, u32) {
+                (0..m).find(|&x| group[x] == gr && moves.iter().any(|(j, a)| *j == i && a.contains(&fset[x]))).map_or((NONE, NONE), |x| (fset[x], factors[fset[x] as usize].class_of[i as usize]))
+            };
+            let mut product = 1f64;
+            for &gr in &groups {
+                let mut cs: Vec<(u32, u32)> = moves.iter().map(|&(i, _)| part(i, gr)).collect();
+                cs.sort_unstable();
+                cs.dedup();
+                product *= cs.len() as f64;
+            }
+            let mut tuples: Vec<Vec<(u32, u32)>> = moves.iter().map(|&(i, _)| groups.iter().map(|&gr| part(i, gr)).collect()).collect();
+            tuples.sort();
+            tuples.dedup();
+            if tuples.len() as f64 >= product {
+                // Compound moves over the groups: each group is one part (one factor).
+                for &gr in &groups {
+                    let set: Vec<u32> = (0..m).filter(|&x| group[x] == gr).map(|x| fset[x]).collect();
+                    if set.len() >= 2 {
+                        out.push((moves[0].0, set));
+                    }
+                }
+                continue;
+            }
+            out.extend(moves);
+        }
+    }
+    out
+}
+
+/// Past this many factors changed together by moves, they are merged without a closer look.
+const MAX_MOVE_COMPONENT: usize = 512;
+
+/// Which factors each input is active in (see [`activity`]), and each role's shape.
 fn move_shapes(net: &Net, f: &Formulas, legal: &[FRef], forms: &[LegalForm], nfac: usize, factors: &mut [Factor]) -> Vec<MoveShape> {
+    let _ = (f, legal, nfac);
+    let passive = passive_classes(net, factors);
     let mut one = vec![false; net.roles.len()];
     let mut several = vec![false; net.roles.len()];
     for (i, form) in forms.iter().enumerate() {
         if *form == LegalForm::Never {
             continue;
         }
-        let fs = f.factors(legal[i]);
-        for &k in &fs {
-            if (k as usize) < nfac {
-                factors[k as usize].active_inputs.push(i as u32);
-            }
+        let (act, lonely) = activity(net, factors, &passive, i);
+        for &k in &act {
+            factors[k as usize].active_inputs.push(i as u32);
         }
         let role = net.inputs[i].0;
-        match fs.len() {
+        match act.len() {
             0 => {}
             1 => one[role] = true,
+            _ if lonely => {}
             _ => several[role] = true,
         }
     }

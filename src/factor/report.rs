@@ -27,7 +27,7 @@ pub struct RoleMoves {
     pub role: String,
     /// Classes of the role's inputs in this factor (moves with the same effect on it).
     pub classes: usize,
-    /// Inputs whose legality reads this factor.
+    /// Inputs active in this factor (not in its passive class).
     pub active: Names,
 }
 
@@ -136,6 +136,7 @@ fn coupled_by(net: &Net, by: &CoupledBy, input: &dyn Fn(u32) -> String) -> Strin
         CoupledBy::Goal(r, v) => format!("goal {} {}", net.roles[*r], v.map_or("?".into(), |v| v.to_string())),
         CoupledBy::Terminal => "terminal".into(),
         CoupledBy::Recursion => "a recursive relation".into(),
+        CoupledBy::Moves(i) => format!("the move {} {} (it changes several factors, and the moves are no product of per-factor parts)", net.roles[net.inputs[*i as usize].0], input(*i)),
     }
 }
 

@@ -203,3 +203,4 @@ fn every_gdl_game_passes_the_product_check_when_it_factors() {
         }
     }
 }
+

@@ -3,8 +3,10 @@
 //! (or a toy machine in tests). No tokio, no IO: a search is handed a state, a role and a
 //! [`Limit`] (a deadline and an optional cancel flag), and returns a move.
 
+pub mod factored;
 pub mod mcts;
 
+pub use factored::FactoredMcts;
 pub use mcts::{Mcts, MctsConfig, ParallelMcts};
 
 use crate::machine::{PlayoutBuffers, StateMachine};

@@ -1,0 +1,343 @@
+//! Factored MCTS: one tree per factor of the game (Cox et al.'s independent sub-games, found
+//! by [`crate::factor`]), so the search pays for the sum of the sub-games' trees rather than
+//! their product.
+//!
+//! Each factor is searched on a [`FactorMachine`]: the propnet machine whose moves are the
+//! factor's move classes (one representative input per class among the legal ones, so a
+//! move played in another factor is one *pseudo-noop*) and whose states hold the factor's
+//! bases and the action-independent ones only; the other factors' bases are kept as they
+//! are at the root (frozen, as Sancho does) and merged in for every question. So a factor's
+//! tree is kept from turn to turn while play goes on elsewhere. Terminal and goals are the game's own, read on the
+//! combined state, so any combination of per-factor goals (conjunction, sum, race) is
+//! scored as the game scores it. Rollouts below a factor's tree play the whole game (a
+//! frozen factor would never end a game that waits for every board).
+//!
+//! The move played: every legal input of the role is scored by the sum, over the factors
+//! searched, of the mean value at that tree's root of the input's class in the factor. For
+//! compound moves that picks the best part per factor (when the combination is legal); in a
+//! serial game, where an input is active in one factor and a pseudo-noop in the others, it
+//! compares each factor's best move by its gain over the pseudo-noop there (Sancho's
+//! choice of the factor to play in). Factors that no goal or terminal reads, and factors in
+//! which the role has one class to choose from, are not searched.
+//!
+//! Contingent factoring: when the game does not factor (or factors less) from the start,
+//! every call checks, in microseconds, whether the set of latches holding has changed; if
+//! it has, the analysis runs again with the bases that provably keep their values fixed
+//! ([`crate::factor::analyse_from`]) and the search switches to the factors found (logged).
+//! Where nothing factors, the search is the plain [`Mcts`].
+
+use super::{Choice, Limit, Mcts, MctsConfig, Search};
+use crate::factor::{self, Analysis, Latch, LatchKind, Place, Verdict};
+use crate::machine::StateMachine;
+use crate::propnet::{Net, PnState, PropnetMachine};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The propnet machine seen from one factor (see the module docs).
+#[derive(Debug)]
+pub struct FactorMachine {
+    inner: PropnetMachine,
+    /// Bits that move on (the factor's, IID, constants); the rest come from `frozen`.
+    keep: Arc<Vec<u64>>,
+    frozen: PnState,
+    /// A state with the frozen bits merged in.
+    full: PnState,
+    /// The last rollout's end state, whole and as the factor's part.
+    end_full: PnState,
+    end_proj: PnState,
+    /// Per input: its class in the factor.
+    class_of: Arc<Vec<u32>>,
+    seen: Vec<u32>,
+    stamp: u32,
+    tmp: Vec<u32>,
+    bufs: Option<crate::machine::PlayoutBuffers<PropnetMachine>>,
+}
+
+impl Clone for FactorMachine {
+    fn clone(&self) -> FactorMachine {
+        FactorMachine {
+            inner: self.inner.clone(),
+            keep: self.keep.clone(),
+            frozen: self.frozen.clone(),
+            full: self.full.clone(),
+            end_full: PnState::default(),
+            end_proj: PnState::default(),
+            class_of: self.class_of.clone(),
+            seen: self.seen.clone(),
+            stamp: self.stamp,
+            tmp: Vec::new(),
+            bufs: None,
+        }
+    }
+}
+
+impl FactorMachine {
+    fn new(inner: PropnetMachine, a: &Analysis, k: usize) -> FactorMachine {
+        let nb = a.place.len();
+        let mut keep = vec![0u64; nb.div_ceil(64)];
+        for b in 0..nb {
+            let moves_on = match a.place[b] {
+                Place::Factor(f) => f as usize == k,
+                Place::Iid | Place::Constant => true,
+                Place::Junk => false,
+            };
+            if moves_on {
+                keep[b / 64] |= 1 << (b % 64);
+            }
+        }
+        let class_of = a.factors[k].class_of.clone();
+        let classes = class_of.iter().copied().max().map_or(0, |m| m as usize + 1);
+        FactorMachine { inner, keep: Arc::new(keep), frozen: PnState::default(), full: PnState::default(), end_full: PnState::default(), end_proj: PnState::default(), class_of: Arc::new(class_of), seen: vec![0; classes], stamp: 0, tmp: Vec::new(), bufs: None }
+    }
+
+    /// The input's class in this factor.
+    pub fn class(&self, input: u32) -> u32 {
+        self.class_of[input as usize]
+    }
+
+    /// Sets the root: its other factors' bits are frozen; returns the factor's own state.
+    fn set_root(&mut self, root: &PnState) -> PnState {
+        self.frozen.bits.clear();
+        self.frozen.bits.extend(root.bits.iter().zip(self.keep.iter()).map(|(w, k)| w & !k));
+        PnState { bits: root.bits.iter().zip(self.keep.iter()).map(|(w, k)| w & k).collect() }
+    }
+
+    /// `state` with the frozen bits merged in, in `self.full`.
+    fn merge(&mut self, state: &PnState) {
+        self.full.bits.clear();
+        self.full.bits.extend(state.bits.iter().zip(&self.frozen.bits).map(|(a, b)| a | b));
+    }
+}
+
+impl StateMachine for FactorMachine {
+    type State = PnState;
+    type Move = u32;
+
+    fn roles(&self) -> &[String] {
+        self.inner.roles()
+    }
+    fn initial_state(&mut self) -> PnState {
+        self.inner.initial_state()
+    }
+    fn legal_moves(&mut self, state: &PnState, role: usize, out: &mut Vec<u32>) {
+        self.merge(state);
+        self.inner.legal_moves(&self.full, role, &mut self.tmp);
+        out.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+        for &m in &self.tmp {
+            let c = self.class_of[m as usize] as usize;
+            if self.seen[c] != self.stamp {
+                self.seen[c] = self.stamp;
+                out.push(m);
+            }
+        }
+    }
+    fn next_state(&mut self, state: &PnState, joint: &[u32], out: &mut PnState) {
+        self.merge(state);
+        self.inner.next_state(&self.full, joint, out);
+        for (w, k) in out.bits.iter_mut().zip(self.keep.iter()) {
+            *w &= k;
+        }
+    }
+    fn is_terminal(&mut self, state: &PnState) -> bool {
+        self.merge(state);
+        self.inner.is_terminal(&self.full)
+    }
+    fn goal(&mut self, state: &PnState, role: usize) -> crate::machine::Goal {
+        if !self.end_full.bits.is_empty() && *state == self.end_proj {
+            return self.inner.goal(&self.end_full, role);
+        }
+        self.merge(state);
+        self.inner.goal(&self.full, role)
+    }
+    fn move_text(&self, m: u32) -> String {
+        self.inner.move_text(m)
+    }
+    fn state_facts(&self, state: &PnState) -> Vec<String> {
+        self.inner.state_facts(state)
+    }
+
+    /// Rollouts play the whole game (every factor moves, on the propnet's own fast loop), so
+    /// they end as the game ends and score what the game scores; the tree above them moves
+    /// this factor only.
+    fn playout<R: rand::Rng>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        _bufs: &mut crate::machine::PlayoutBuffers<Self>,
+    ) -> crate::machine::PlayoutResult {
+        let mut bufs = self.bufs.take().unwrap_or_else(|| crate::machine::PlayoutBuffers::new(&mut self.inner));
+        self.merge(state);
+        let mut full = std::mem::take(&mut self.full);
+        let r = self.inner.playout(&mut full, rng, max_depth, &mut bufs);
+        // The caller reads the end state's goals through this machine: it gets the factor's
+        // part, and `goal` recognizes it and answers for the whole end state.
+        for (w, (f, k)) in state.bits.iter_mut().zip(full.bits.iter().zip(self.keep.iter())) {
+            *w = f & k;
+        }
+        self.end_proj.clone_from(state);
+        std::mem::swap(&mut self.end_full, &mut full);
+        self.full = full;
+        self.bufs = Some(bufs);
+        r
+    }
+}
+
+/// The current factoring and one tree per factor searched.
+struct Factored {
+    analysis: Arc<Analysis>,
+    trees: Vec<Mcts<FactorMachine>>,
+    machines: Vec<FactorMachine>,
+}
+
+/// MCTS per factor, with contingent factoring checked as play goes (see the module docs).
+pub struct FactoredMcts {
+    cfg: MctsConfig,
+    net: Arc<Net>,
+    info: crate::factor::net_info::NetInfo,
+    latches: Vec<Latch>,
+    held: Vec<bool>,
+    /// Whether contingent analyses are cheap enough to run during play.
+    contingent: bool,
+    factored: Option<Factored>,
+    plain: Mcts<PropnetMachine>,
+    legal: Vec<u32>,
+}
+
+/// Contingent analyses run during play only on networks whose analysis takes at most this
+/// long.
+const CONTINGENT_MAX_MS: f64 = 25.0;
+
+impl FactoredMcts {
+    /// A factored search of the game whose optimised network is `net`, with its static
+    /// analysis `a`.
+    pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis) -> FactoredMcts {
+        let t = Instant::now();
+        let info = crate::factor::net_info::NetInfo::new(&net);
+        let latches = factor::latch::latches(&net);
+        let contingent = a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
+        let factored = (a.verdict == Verdict::Factorable).then(|| Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
+        if let Some(f) = &factored {
+            tracing::info!(factors = f.analysis.factors.len(), "factored search: the game factors statically");
+        }
+        FactoredMcts { cfg, net, info, latches, held: Vec::new(), contingent, factored, plain: Mcts::new(cfg), legal: Vec::new() }
+    }
+
+    /// Whether the search currently runs per factor, and on how many factors.
+    pub fn factors(&self) -> Option<usize> {
+        self.factored.as_ref().map(|f| f.analysis.factors.len())
+    }
+
+    /// Re-analyses when the latches held change (contingent factoring).
+    fn recheck(&mut self, state: &PnState) {
+        if !self.contingent {
+            return;
+        }
+        let held: Vec<bool> = self.latches.iter().map(|l| state.get(l.base as usize) == (l.kind == LatchKind::Positive)).collect();
+        if held == self.held {
+            return;
+        }
+        self.held = held;
+        let t = Instant::now();
+        let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize));
+        let a = factor::analyse_with(&self.net, &self.info, &fixed);
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
+        if a.verdict == Verdict::Factorable && a.factors.len() > now {
+            tracing::info!(factors = a.factors.len(), fixed = fixed.len(), ms, "factored search: the game factors contingently from here on");
+            self.factored = Some(Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
+        }
+        if ms > CONTINGENT_MAX_MS {
+            self.contingent = false;
+        }
+    }
+}
+
+impl Search<PropnetMachine> for FactoredMcts {
+    fn name(&self) -> &'static str {
+        "factored-mcts"
+    }
+
+    fn select(&mut self, machine: &mut PropnetMachine, state: &PnState, role: usize, limit: Limit<'_>) -> Option<Choice<u32>> {
+        self.recheck(state);
+        let Some(f) = self.factored.as_mut() else {
+            return self.plain.select(machine, state, role, limit);
+        };
+        machine.legal_moves(state, role, &mut self.legal);
+        if self.legal.is_empty() || machine.is_terminal(state) {
+            return None;
+        }
+        let a = f.analysis.clone();
+        if f.machines.is_empty() {
+            for k in 0..a.factors.len() {
+                f.machines.push(FactorMachine::new(machine.clone(), &a, k));
+                f.trees.push(Mcts::new(MctsConfig { seed: self.cfg.seed.wrapping_add(k as u64 * 0x9E37_79B9), ..self.cfg }));
+            }
+        }
+        // The factors worth searching: read by a goal or terminal, with a choice for the role.
+        let todo: Vec<usize> = (0..a.factors.len())
+            .filter(|&k| {
+                let fac = &a.factors[k];
+                let mut classes: Vec<u32> = self.legal.iter().map(|&m| fac.class_of[m as usize]).collect();
+                classes.sort_unstable();
+                classes.dedup();
+                (fac.in_goals || fac.in_terminal) && classes.len() > 1
+            })
+            .collect();
+        if self.legal.len() == 1 || todo.is_empty() {
+            // Nothing to choose between: the plain tree keeps growing for later turns.
+            let c = self.plain.select(machine, state, role, limit)?;
+            return Some(c);
+        }
+        let mut iterations = 0;
+        // Per factor searched: the mean value of each of the role's classes at the root.
+        let mut q: Vec<Vec<Option<f64>>> = Vec::with_capacity(todo.len());
+        for (i, &k) in todo.iter().enumerate() {
+            let now = Instant::now();
+            let share = limit.deadline.saturating_duration_since(now) / (todo.len() - i) as u32;
+            let sub = Limit { deadline: now + share, ..limit };
+            let m = &mut f.machines[k];
+            let own = m.set_root(state);
+            m.end_full.bits.clear();
+            let tree = &mut f.trees[k];
+            let c = tree.select(m, &own, role, sub);
+            let classes = m.class_of.iter().copied().max().map_or(0, |x| x as usize + 1);
+            let mut qk = vec![None; classes];
+            for (mv, n, w) in tree.root_stats(role) {
+                if n > 0 {
+                    qk[m.class(mv) as usize] = Some(w / n as f64);
+                }
+            }
+            if let Some(c) = c {
+                iterations += c.iterations;
+                if let Some(v) = c.value {
+                    qk[m.class(c.mv) as usize] = Some(v);
+                }
+            }
+            q.push(qk);
+        }
+        // Score every legal input by the sum of its classes' values.
+        let mut best: Option<(f64, u32)> = None;
+        for &mv in &self.legal {
+            let mut s = 0.0;
+            for (i, &k) in todo.iter().enumerate() {
+                let c = a.factors[k].class_of[mv as usize] as usize;
+                s += q[i][c].unwrap_or(-1.0);
+            }
+            if best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, mv));
+            }
+        }
+        let (s, mv) = best?;
+        Some(Choice { mv, value: Some((s / todo.len() as f64).clamp(0.0, 1.0)), iterations, proven: false })
+    }
+}
+
+#[cfg(test)]
+#[path = "factored_tests.rs"]
+mod tests;

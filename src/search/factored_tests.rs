@@ -1,0 +1,89 @@
+//! Factored MCTS on our own games: it searches per factor where the game factors (and
+//! wins there), switches to factors contingently, and stays plain MCTS where nothing
+//! factors.
+
+use super::*;
+use crate::gdl::Game;
+use crate::propnet::{build_net, Budget, Compiled};
+use std::path::Path;
+use std::time::Duration;
+
+fn setup(file: &str) -> (PropnetMachine, FactoredMcts) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+    let g = Game::load(&p).unwrap_or_else(|e| panic!("{e}"));
+    let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"));
+    let a = factor::analyse(&b.net);
+    let m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
+    let s = FactoredMcts::new(MctsConfig { seed: 3, ..MctsConfig::default() }, Arc::new(b.net), a);
+    (m, s)
+}
+
+fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> PnState {
+    let mut s = m.initial_state();
+    let mut legal = Vec::new();
+    for joint in moves {
+        let j: Vec<u32> = joint
+            .iter()
+            .enumerate()
+            .map(|(r, text)| {
+                m.legal_moves(&s, r, &mut legal);
+                *legal.iter().find(|&&x| m.move_text(x) == *text).unwrap_or_else(|| panic!("{text} is not legal"))
+            })
+            .collect();
+        let mut next = s.clone();
+        m.next_state(&s, &j, &mut next);
+        s = next;
+    }
+    s
+}
+
+fn choose(m: &mut PropnetMachine, f: &mut FactoredMcts, s: &PnState, role: usize, ms: u64) -> String {
+    let c = f.select(m, s, role, Limit::until(Instant::now() + Duration::from_millis(ms))).expect("a move");
+    m.move_text(c.mv)
+}
+
+#[test]
+fn compound_moves_win_on_the_board_that_can_be_won() {
+    let (mut m, mut f) = setup("parallel_tictactoe.kif");
+    assert_eq!(f.factors(), Some(2));
+    // x holds (1,1) and (1,2) on board 1 only; board 2's x marks are scattered.
+    let s = play(
+        &mut m,
+        &[&["( mark 1 1 2 2 )", "noop"], &["noop", "( mark 3 3 1 1 )"], &["( mark 1 2 3 1 )", "noop"], &["noop", "( mark 2 1 1 3 )"]],
+    );
+    let mv = choose(&mut m, &mut f, &s, 0, 600);
+    assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
+}
+
+#[test]
+fn serial_moves_pick_the_board_where_the_gain_is() {
+    let (mut m, mut f) = setup("serial_tictactoe.kif");
+    assert_eq!(f.factors(), Some(2));
+    // Board 1 is empty; on board 2 x can complete row 1 now, and o threatens row 2: x must
+    // play board 2, (mark 2 1 3), not any move of board 1.
+    let s = play(&mut m, &[&["( mark 2 1 1 )", "noop"], &["noop", "( mark 2 2 1 )"], &["( mark 2 1 2 )", "noop"], &["noop", "( mark 2 2 2 )"]]);
+    let mv = choose(&mut m, &mut f, &s, 0, 800);
+    assert_eq!(mv, "( mark 2 1 3 )");
+}
+
+#[test]
+fn contingent_factoring_switches_on_when_the_shared_cell_is_marked() {
+    let (mut m, mut f) = setup("joined_tictactoe_blocked.kif");
+    assert_eq!(f.factors(), None);
+    let s0 = m.initial_state();
+    choose(&mut m, &mut f, &s0, 0, 50);
+    assert_eq!(f.factors(), None, "coupled at the start");
+    let s = play(&mut m, &[&["( mark 3 3 3 3 )", "noop"]]);
+    choose(&mut m, &mut f, &s, 1, 100);
+    assert_eq!(f.factors(), Some(2), "once the shared corner is x, the boards are apart");
+}
+
+#[test]
+fn games_that_do_not_factor_get_plain_mcts() {
+    let (mut m, mut f) = setup("connect4.kif");
+    assert_eq!(f.factors(), None);
+    let s = m.initial_state();
+    let c = f.select(&mut m, &s, 0, Limit::until(Instant::now() + Duration::from_millis(100))).expect("a move");
+    assert!(c.iterations > 0);
+    assert_eq!(f.factors(), None);
+}
