@@ -9,8 +9,13 @@ fn root() -> &'static Path {
 
 #[test]
 fn every_shipped_config_loads() {
-    for (name, kind) in
-        [("mcts", Kind::Mcts), ("random", Kind::Random), ("flatmc", Kind::Flatmc), ("first", Kind::First)]
+    for (name, kind) in [
+        ("mcts", Kind::Mcts),
+        ("mcts_factored", Kind::Mcts),
+        ("random", Kind::Random),
+        ("flatmc", Kind::Flatmc),
+        ("first", Kind::First),
+    ]
     {
         let cfg =
             AgentConfig::load(&root().join("agents").join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
@@ -78,4 +83,29 @@ fn duel_reports_scores() {
     assert_eq!(rep.errors, 0);
     assert_eq!(rep.a_wins + rep.b_wins + rep.draws, 2);
     assert_eq!(rep.b_wins, 0, "MCTS does not lose to first-legal: {rep:?}");
+}
+
+#[test]
+fn a_factoring_player_plays_legal_moves_through_the_player_api() {
+    let cfg = AgentConfig::load(&root().join("agents").join("mcts_factored.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cfg.factoring);
+    let game = Game::load(&root().join("gdl").join("parallel_tictactoe.kif")).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = new_player(&game, "x", &cfg, 1, Instant::now() + Duration::from_secs(10)).expect("player");
+    let mut q = new_player(&game, "o", &cfg, 2, Instant::now() + Duration::from_secs(10)).expect("player");
+    assert_eq!(p.engine(), "propnet");
+    // Two rounds: no line can be made before x's third move.
+    for _ in 0..2 {
+        let sel = p.select(Instant::now() + Duration::from_millis(200)).expect("a move");
+        assert!(sel.text.starts_with("( mark "), "{}", sel.text);
+        let joint = [sel.text.clone(), "noop".to_string()];
+        p.advance(&joint).expect("legal");
+        q.advance(&joint).expect("legal");
+        let sel = q.select(Instant::now() + Duration::from_millis(200)).expect("a move");
+        let joint = ["noop".to_string(), sel.text.clone()];
+        p.advance(&joint).expect("legal");
+        q.advance(&joint).expect("legal");
+        if p.is_terminal() {
+            break;
+        }
+    }
 }

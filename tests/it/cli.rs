@@ -446,3 +446,38 @@ fn bench_and_conform_run_on_the_propnet() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("goal of x expected Some(100), got Some(50)"), "{}", stdout(&o));
 }
+
+#[test]
+fn factor_reports_verdicts_and_checks_the_product() {
+    let o = factotum(&["factor", "gdl/parallel_tictactoe.kif", "--json", "--check", "10"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["report"]["kind"], "static");
+    assert_eq!(v["report"]["factors"].as_array().map(|f| f.len()), Some(2));
+    assert_eq!(v["check"]["ok"], true);
+    assert!(v["check"]["states"].as_u64().unwrap_or(0) > 10);
+    // Tic-tac-toe is one game; the report says why and names the latches it proved.
+    let o = factotum(&["factor", "gdl/tictactoe.kif", "--contingent", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("verdict: not factorable"), "{out}");
+    assert!(out.contains("why: one factor: goal"), "{out}");
+    assert!(out.contains("latches: 18 positive, 9 negative"), "{out}");
+    // A folder: one line per game, the product checked wherever a game factors.
+    let dir = temp_dir("factor-all");
+    for g in ["parallel_tictactoe.kif", "tictactoe.kif", "joined_tictactoe_blocked.kif"] {
+        std::fs::copy(root().join("gdl").join(g), dir.join(g)).expect("copy");
+    }
+    let o = factotum(&["factor", dir.to_str().unwrap(), "--all", "--check", "5", "--contingent", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("| parallel_tictactoe | static | 2 |"), "{out}");
+    assert!(out.contains("| tictactoe |"), "{out}");
+    assert!(out.contains("| joined_tictactoe_blocked | contingent |"), "{out}");
+    assert!(out.contains("0 product checks failed"), "{out}");
+    // Not a game: a clear error, exit 2.
+    let o = factotum(&["factor", "no-such-file.kif"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_no_panic(&o);
+}
