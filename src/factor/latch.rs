@@ -9,7 +9,8 @@
 //!
 //! [`fixed_from`] proves, for a given state, the largest set of bases that keep their
 //! current values together (a greatest fixpoint: assume all keep them, drop every base whose
-//! next value is not then forced, repeat), which is what latch modification (Definition
+//! next value is not then forced, repeat; moves that the assumed values make illegal are
+//! never played, so they count as false), which is what latch modification (Definition
 //! 4.4) may fix as constants in that state and every state after it.
 
 use super::net_info::{ref_value, ConeEval, NetInfo, V};
@@ -71,15 +72,19 @@ pub fn latches(net: &Net) -> Vec<Latch> {
 /// The bases that keep their values in `state` and every state reachable from it, with
 /// those values (see the module docs). Action-independent bases are left out (their course
 /// is known anyway), which loses precision only.
-pub(crate) fn fixed_from(net: &Net, info: &NetInfo, state: &dyn Fn(u32) -> bool) -> Vec<(u32, bool)> {
+/// `iid`: the action-independent bases, if known (else found by a static analysis).
+pub(crate) fn fixed_from(net: &Net, info: &NetInfo, state: &dyn Fn(u32) -> bool, iid: Option<&[u32]>) -> Vec<(u32, bool)> {
     let nb = net.bases.len();
-    let iid = super::analyse_with(net, info, &[]).iid;
+    let iid = match iid {
+        Some(i) => i.to_vec(),
+        None => super::analyse_with(net, info, &[]).iid,
+    };
     let mut claim: Vec<Option<bool>> = (0..nb as u32).map(|b| (!net.base_ref[b as usize].is_const()).then(|| state(b))).collect();
     for b in iid {
         claim[b as usize] = None;
     }
     loop {
-        let val = info.values(net, &claim);
+        let val = info.values_legal(net, &claim);
         let mut dropped = false;
         for b in 0..nb {
             if let Some(c) = claim[b] {

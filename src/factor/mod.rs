@@ -21,10 +21,13 @@
 //!   partitionability (Definition 3.13) asks each input's legality to be a conjunction of
 //!   per-factor conditions, here possibly once the action-independent part is known (whose
 //!   turn it is decides which board's `noop` rule applies). Goal partitionability
-//!   (Definition 3.14) is generalized to any combination whose multi-factor gates each span
-//!   all the factors of their root; a gate over a proper part of them couples those factors
-//!   (a tic-tac-toe line couples its three cells), and coupled factors are merged until none
-//!   are.
+//!   (Definition 3.14) is generalized from conjunctions to any combination, so long as no
+//!   two of its conjunctive terms *cross* (share a factor with neither holding the other:
+//!   two tic-tac-toe lines through one cell); crossing factors are merged, smallest unions
+//!   first, until none cross. Moves couple too: factors that one input changes together
+//!   stay apart only where the role's moves are every combination of per-factor parts
+//!   (compound moves), not where a move is "two presses anywhere" or "a piece from one cell
+//!   to another". Merging goes on until nothing couples; what is left is searchable apart.
 //! - **Latches** (Lemma 4.3 and its generalization through the next-state cone) in
 //!   [`latch`]; **contingent factoring** (Definitions 4.4 and 4.6): the bases that provably
 //!   keep their current values from a state on are fixed as constants (latch modification)
@@ -193,7 +196,7 @@ pub fn analyse(net: &Net) -> Analysis {
 /// Definition 4.4), then the network is analysed as [`analyse`] does.
 pub fn analyse_from(net: &Net, state: &dyn Fn(u32) -> bool) -> Analysis {
     let info = NetInfo::new(net);
-    let fixed = latch::fixed_from(net, &info, state);
+    let fixed = latch::fixed_from(net, &info, state, None);
     analyse_with(net, &info, &fixed)
 }
 
@@ -232,6 +235,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     for &(b, v) in fixed {
         fixed_of[b as usize] = Some(v);
     }
+    // With bases fixed (contingent analysis), moves they make illegal are never played.
     let val = info.values(net, &fixed_of);
     let live = |r: Ref| val[r.node()] == V::U;
 
@@ -268,7 +272,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     let mut reached = vec![false; n];
     let mut stack: Vec<u32> = Vec::new();
     for (i, r) in net.input_ref.iter().enumerate() {
-        if !r.is_const() && net.legal[i] != Ref::FALSE {
+        if !r.is_const() && net.legal[i] != Ref::FALSE && val[r.node()] == V::U {
             reached[r.node()] = true;
             stack.push(r.node() as u32);
         }
@@ -394,7 +398,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         }
     }
 
-    let trajectory = iid_trajectory(net, info, &place, &fixed_of);
+    let trajectory = iid_trajectory(net, &place, &fixed_of);
     let (iid_trajectory, iid_cycle_start) = trajectory.unwrap_or_default();
 
     // 4. Formulas, couplings and merging, until no coupling is left.
@@ -491,7 +495,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         // 5. Moves per factor.
         let nfac = count_factors(&place);
         let mut factors = moves_per_factor(net, &place, &val, nfac);
-        let shapes = move_shapes(net, &formulas, &legal, &legal_form, nfac, &mut factors);
+        let shapes = move_shapes(net, &legal_form, &mut factors);
         for k in 0..nfac {
             factors[k].in_goals = goals.iter().flatten().any(|&(_, r)| formulas.factors(r).contains(&(k as u32)));
             factors[k].in_terminal = formulas.factors(terminal).contains(&(k as u32));
@@ -684,9 +688,8 @@ fn eval_iid(net: &Net, node: u32, state: &[bool]) -> bool {
 
 /// The action-independent states from the initial one, one per step, until one repeats.
 /// Entries are indexed by base (values of bases outside IID are false, and unused).
-fn iid_trajectory(net: &Net, info: &NetInfo, place: &[Place], fixed: &[Option<bool>]) -> Option<(Vec<Vec<bool>>, usize)> {
+fn iid_trajectory(net: &Net, place: &[Place], fixed: &[Option<bool>]) -> Option<(Vec<Vec<bool>>, usize)> {
     let iid: Vec<usize> = (0..place.len()).filter(|&b| place[b] == Place::Iid).collect();
-    let _ = info;
     let mut cur: Vec<bool> = (0..place.len()).map(|b| fixed[b].unwrap_or(net.init[b] && place[b] == Place::Iid) || (net.base_ref[b] == Ref::TRUE)).collect();
     let mut seen: rustc_hash::FxHashMap<Vec<bool>, usize> = Default::default();
     let mut out = Vec::new();
@@ -894,8 +897,7 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
 const MAX_MOVE_COMPONENT: usize = 512;
 
 /// Which factors each input is active in (see [`activity`]), and each role's shape.
-fn move_shapes(net: &Net, f: &Formulas, legal: &[FRef], forms: &[LegalForm], nfac: usize, factors: &mut [Factor]) -> Vec<MoveShape> {
-    let _ = (f, legal, nfac);
+fn move_shapes(net: &Net, forms: &[LegalForm], factors: &mut [Factor]) -> Vec<MoveShape> {
     let passive = passive_classes(net, factors);
     let mut one = vec![false; net.roles.len()];
     let mut several = vec![false; net.roles.len()];

@@ -66,15 +66,35 @@ impl NetInfo {
     /// positive ANDs reading them (then false: GDL's least fixpoint); this only loses
     /// precision, never soundness.
     pub(crate) fn values(&self, net: &Net, fixed: &[Option<bool>]) -> Vec<V> {
+        self.values_with(net, fixed, &[])
+    }
+
+    /// As [`NetInfo::values`], with the inputs in `never` false.
+    fn values_with(&self, net: &Net, fixed: &[Option<bool>], never: &[bool]) -> Vec<V> {
         let mut val = vec![V::U; net.nodes.len()];
         for comp in &self.sccs {
             if comp.len() == 1 && !self.cyclic[comp[0] as usize] {
                 let v = comp[0] as usize;
-                val[v] = eval_node(net, v, fixed, &val);
+                val[v] = match net.nodes[v].kind {
+                    Kind::Input(i) if never.get(i as usize).copied().unwrap_or(false) => V::F,
+                    _ => eval_node(net, v, fixed, &val),
+                };
             }
             // Cycles stay unknown.
         }
         val
+    }
+
+    /// As [`NetInfo::values`], and then again with every input whose legality is false
+    /// there taken as false: play only ever makes legal moves, so once the fixed bases
+    /// forbid a move, it is never made (a finished board's marks).
+    pub(crate) fn values_legal(&self, net: &Net, fixed: &[Option<bool>]) -> Vec<V> {
+        let val = self.values(net, fixed);
+        let never: Vec<bool> = net.legal.iter().map(|&l| ref_value(&val, l) == V::F).collect();
+        if !never.iter().any(|&b| b) {
+            return val;
+        }
+        self.values_with(net, fixed, &never)
     }
 }
 

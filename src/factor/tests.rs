@@ -162,7 +162,7 @@ fn latches_are_proved_from_the_next_state_cone() {
     let mut m = machine(&b);
     let s = play(&mut m, &[&["( mark 1 1 )", "noop"], &["noop", "( mark 2 2 )"]]);
     let info = net_info::NetInfo::new(&b.net);
-    let fixed: Vec<String> = latch::fixed_from(&b.net, &info, &|x| s.get(x as usize)).iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).collect();
+    let fixed: Vec<String> = latch::fixed_from(&b.net, &info, &|x| s.get(x as usize), None).iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).collect();
     for want in ["( cell 1 1 x )=true", "( cell 1 1 b )=false", "( cell 1 1 o )=false", "( cell 2 2 o )=true"] {
         assert!(fixed.contains(&want.to_string()), "{want} in {fixed:?}");
     }

@@ -202,6 +202,8 @@ pub struct FactoredMcts {
     info: crate::factor::net_info::NetInfo,
     latches: Vec<Latch>,
     held: Vec<bool>,
+    /// The action-independent bases (from the static analysis).
+    iid: Vec<u32>,
     /// Whether contingent analyses are cheap enough to run during play.
     contingent: bool,
     factored: Option<Factored>,
@@ -221,11 +223,12 @@ impl FactoredMcts {
         let info = crate::factor::net_info::NetInfo::new(&net);
         let latches = factor::latch::latches(&net);
         let contingent = a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
+        let iid = a.iid.clone();
         let factored = (a.verdict == Verdict::Factorable).then(|| Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
         if let Some(f) = &factored {
             tracing::info!(factors = f.analysis.factors.len(), "factored search: the game factors statically");
         }
-        FactoredMcts { cfg, net, info, latches, held: Vec::new(), contingent, factored, plain: Mcts::new(cfg), legal: Vec::new() }
+        FactoredMcts { cfg, net, info, latches, held: Vec::new(), iid, contingent, factored, plain: Mcts::new(cfg), legal: Vec::new() }
     }
 
     /// Whether the search currently runs per factor, and on how many factors.
@@ -244,7 +247,7 @@ impl FactoredMcts {
         }
         self.held = held;
         let t = Instant::now();
-        let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize));
+        let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize), Some(&self.iid));
         let a = factor::analyse_with(&self.net, &self.info, &fixed);
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
