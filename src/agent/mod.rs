@@ -46,6 +46,10 @@ pub struct AgentConfig {
     /// MCTS per factor where the game factors (statically, or contingently as play goes):
     /// see `search::factored`. Single-threaded MCTS on the propnet only.
     pub factoring: bool,
+    /// With `factoring`: switch to factors found contingently (latch modification) during
+    /// play. Off by default: it splits connect four after a few moves into parts that are not
+    /// worth searching apart (sound, but it lost every such match).
+    pub contingent_factoring: bool,
 }
 
 impl Default for AgentConfig {
@@ -60,6 +64,7 @@ impl Default for AgentConfig {
             seed: 1,
             playout_depth: 1000,
             factoring: false,
+            contingent_factoring: false,
         }
     }
 }
@@ -300,7 +305,7 @@ pub fn new_player(
                 let Some(r) = role_index(m.roles(), role) else {
                     return Err(format!("no role {role} in the game (roles: {})", m.roles().join(" ")));
                 };
-                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a));
+                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
                 return Ok(player_with(m, r, search, "propnet"));
             }
             Ok(Err(e)) => tracing::warn!(error = %e, "propnet not built; using the interpreter"),

@@ -218,11 +218,12 @@ const CONTINGENT_MAX_MS: f64 = 25.0;
 impl FactoredMcts {
     /// A factored search of the game whose optimised network is `net`, with its static
     /// analysis `a`.
-    pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis) -> FactoredMcts {
+    /// `contingent`: whether to switch to factors found contingently during play.
+    pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis, contingent: bool) -> FactoredMcts {
         let t = Instant::now();
         let info = crate::factor::net_info::NetInfo::new(&net);
         let latches = factor::latch::latches(&net);
-        let contingent = a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
+        let contingent = contingent && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
         let iid = a.iid.clone();
         let factored = (a.verdict == Verdict::Factorable).then(|| Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
         if let Some(f) = &factored {

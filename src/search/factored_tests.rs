@@ -14,7 +14,7 @@ fn setup(file: &str) -> (PropnetMachine, FactoredMcts) {
     let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"));
     let a = factor::analyse(&b.net);
     let m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
-    let s = FactoredMcts::new(MctsConfig { seed: 3, ..MctsConfig::default() }, Arc::new(b.net), a);
+    let s = FactoredMcts::new(MctsConfig { seed: 3, ..MctsConfig::default() }, Arc::new(b.net), a, true);
     (m, s)
 }
 
