@@ -117,7 +117,13 @@ pub fn run_child(exe: &Path, args: &[std::ffi::OsString], budget_s: f64, mem_mib
 
 fn run_one(exe: &Path, game: &Path, budget_s: f64, mem_mib: f64) -> Row {
     let name = game.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let args = ["propnet".into(), game.as_os_str().to_owned(), "--json".into(), "--budget-s".into(), budget_s.to_string().into()];
+    let args = [
+        "propnet".into(),
+        game.as_os_str().to_owned(),
+        "--json".into(),
+        "--budget-s".into(),
+        budget_s.to_string().into(),
+    ];
     let c = run_child(exe, &args, budget_s, mem_mib);
     let mut row = Row { game: name, ok: false, components: None, seconds: c.seconds, peak_mib: c.peak_mib, why: c.why };
     if let Some(v) = c.json {

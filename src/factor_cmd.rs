@@ -48,8 +48,10 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
     let tl = Instant::now();
     let latches = factor::latch::latches(net);
     let latch_ms = tl.elapsed().as_secs_f64() * 1000.0;
-    let base_names: Vec<String> = net.bases.iter().map(|&t| built.grounding_terms.to_string(t, &built.symbols)).collect();
-    let input_names: Vec<String> = net.inputs.iter().map(|&(_, t)| built.grounding_terms.to_string(t, &built.symbols)).collect();
+    let base_names: Vec<String> =
+        net.bases.iter().map(|&t| built.grounding_terms.to_string(t, &built.symbols)).collect();
+    let input_names: Vec<String> =
+        net.inputs.iter().map(|&(_, t)| built.grounding_terms.to_string(t, &built.symbols)).collect();
     let base = |b: u32| base_names[b as usize].clone();
     let input = |i: u32| input_names[i as usize].clone();
     let rep = report::report(net, &a, &base, &input);
@@ -94,8 +96,13 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
                         depths.push(depth);
                         factors.push(c.factors.len());
                         if example.is_empty() {
-                            let fixed: Vec<String> = c.fixed.iter().filter(|(_, v)| *v).take(6).map(|&(b, _)| base(b)).collect();
-                            example = format!("after {depth} moves, {} factors, holding {}", c.factors.len(), fixed.join(" "));
+                            let fixed: Vec<String> =
+                                c.fixed.iter().filter(|(_, v)| *v).take(6).map(|&(b, _)| base(b)).collect();
+                            example = format!(
+                                "after {depth} moves, {} factors, holding {}",
+                                c.factors.len(),
+                                fixed.join(" ")
+                            );
                         }
                         if o.check > 0 {
                             match factor::product::check(net, &c, &mut machine, &s, o.check.div_ceil(4), 200, o.seed) {
@@ -161,7 +168,10 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
             latches.len() - npos,
             latch_json["self_loop"],
             latch_ms,
-            latch_json["sample"].as_array().map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+            latch_json["sample"]
+                .as_array()
+                .map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
         );
         if !contingent.is_null() {
             println!(
@@ -192,9 +202,17 @@ fn factor_dot(name: &str, r: &report::Report) -> String {
     let esc = |s: &str| s.replace('"', "\\\"");
     let mut s = format!("digraph \"{}\" {{\n  rankdir=LR; node [shape=box, fontname=monospace];\n", esc(name));
     for (k, f) in r.factors.iter().enumerate() {
-        s += &format!("  f{k} [label=\"factor {k}: {} bases\\n{}\"];\n", f.bases.count, esc(&f.bases.sample.iter().take(6).cloned().collect::<Vec<_>>().join("\\n")));
+        s += &format!(
+            "  f{k} [label=\"factor {k}: {} bases\\n{}\"];\n",
+            f.bases.count,
+            esc(&f.bases.sample.iter().take(6).cloned().collect::<Vec<_>>().join("\\n"))
+        );
     }
-    s += &format!("  iid [shape=ellipse, label=\"IID: {} bases\\n{}\"];\n", r.iid.count, esc(&r.iid.sample.iter().take(4).cloned().collect::<Vec<_>>().join("\\n")));
+    s += &format!(
+        "  iid [shape=ellipse, label=\"IID: {} bases\\n{}\"];\n",
+        r.iid.count,
+        esc(&r.iid.sample.iter().take(4).cloned().collect::<Vec<_>>().join("\\n"))
+    );
     for k in 0..r.factors.len() {
         s += &format!("  iid -> f{k} [style=dashed];\n");
     }
@@ -258,20 +276,34 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
         };
         let check = if v["check"].is_null() && v["contingent"]["checked_states"].as_u64().unwrap_or(0) == 0 {
             String::new()
-        } else if v["check"]["ok"].as_bool() == Some(false) || v["contingent"]["check_failures"].as_u64().unwrap_or(0) > 0 {
+        } else if v["check"]["ok"].as_bool() == Some(false)
+            || v["contingent"]["check_failures"].as_u64().unwrap_or(0) > 0
+        {
             bad += 1;
             "FAILED".into()
         } else {
-            format!("ok ({} states)", v["check"]["states"].as_u64().unwrap_or(0) + v["contingent"]["checked_states"].as_u64().unwrap_or(0))
+            format!(
+                "ok ({} states)",
+                v["check"]["states"].as_u64().unwrap_or(0) + v["contingent"]["checked_states"].as_u64().unwrap_or(0)
+            )
         };
-        let shapes: Vec<String> = r["move_shapes"].as_array().map(|a| a.iter().map(|x| format!("{}", x[1].as_str().unwrap_or("?"))).collect()).unwrap_or_default();
-        let goals: Vec<String> = r["goal_combination"].as_array().map(|a| a.iter().map(|x| x[1].as_str().unwrap_or("?").to_string()).collect()).unwrap_or_default();
+        let shapes: Vec<String> = r["move_shapes"]
+            .as_array()
+            .map(|a| a.iter().map(|x| format!("{}", x[1].as_str().unwrap_or("?"))).collect())
+            .unwrap_or_default();
+        let goals: Vec<String> = r["goal_combination"]
+            .as_array()
+            .map(|a| a.iter().map(|x| x[1].as_str().unwrap_or("?").to_string()).collect())
+            .unwrap_or_default();
         let mut goals = goals;
         goals.dedup();
         let contingent = if v["contingent"].is_null() {
             String::new()
         } else {
-            format!("{}/{} (depth {}, {} factors)", cf, v["contingent"]["playouts"], v["contingent"]["median_depth"], v["contingent"]["max_factors"])
+            format!(
+                "{}/{} (depth {}, {} factors)",
+                cf, v["contingent"]["playouts"], v["contingent"]["median_depth"], v["contingent"]["max_factors"]
+            )
         };
         let ms = r["millis"].as_f64().unwrap_or(0.0) + v["latches"]["ms"].as_f64().unwrap_or(0.0);
         println!(

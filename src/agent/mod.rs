@@ -90,7 +90,12 @@ impl AgentConfig {
     }
 
     fn mcts(&self, seed: u64) -> MctsConfig {
-        MctsConfig { exploration: self.exploration, node_budget: self.node_budget, seed, max_playout_depth: self.playout_depth }
+        MctsConfig {
+            exploration: self.exploration,
+            node_budget: self.node_budget,
+            seed,
+            max_playout_depth: self.playout_depth,
+        }
     }
 
     pub fn margin(&self) -> Duration {
@@ -263,17 +268,7 @@ fn player_with<M: StateMachine + Clone + Send + 'static>(
 ) -> Box<dyn Player> {
     let state = machine.initial_state();
     let next = state.clone();
-    Box::new(GamePlayer {
-        machine,
-        state,
-        next,
-        role,
-        step: 0,
-        search,
-        legal: Vec::new(),
-        joint: Vec::new(),
-        engine,
-    })
+    Box::new(GamePlayer { machine, state, next, role, step: 0, search, legal: Vec::new(), joint: Vec::new(), engine })
 }
 
 /// The index of `name` among `roles`: exact, else ignoring ASCII case.
@@ -328,7 +323,13 @@ pub fn new_player(
     interp_player(game, role, cfg, seed, deadline)
 }
 
-fn interp_player(game: &Game, role: &str, cfg: &AgentConfig, seed: u64, deadline: Instant) -> Result<Box<dyn Player>, String> {
+fn interp_player(
+    game: &Game,
+    role: &str,
+    cfg: &AgentConfig,
+    seed: u64,
+    deadline: Instant,
+) -> Result<Box<dyn Player>, String> {
     let mut m = Interpreter::with_deadline(game, Some(deadline.max(Instant::now() + Duration::from_secs(1))))
         .map_err(|e| e.to_string())?;
     if m.timed_out() {

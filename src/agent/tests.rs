@@ -15,8 +15,7 @@ fn every_shipped_config_loads() {
         ("random", Kind::Random),
         ("flatmc", Kind::Flatmc),
         ("first", Kind::First),
-    ]
-    {
+    ] {
         let cfg =
             AgentConfig::load(&root().join("agents").join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(cfg.kind, kind);

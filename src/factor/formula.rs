@@ -21,9 +21,16 @@ pub enum FNode {
     Const(bool),
     /// A network node whose value depends on one factor only (`factor`), or on the
     /// action-independent part only (`factor == None`); `bare` if it is a base itself.
-    Atom { factor: Option<u32>, node: u32, bare: bool },
+    Atom {
+        factor: Option<u32>,
+        node: u32,
+        bare: bool,
+    },
     /// AND (or OR) of other formula nodes, each possibly negated.
-    Gate { and: bool, kids: Vec<(u32, bool)> },
+    Gate {
+        and: bool,
+        kids: Vec<(u32, bool)>,
+    },
 }
 
 /// A formula DAG shared by every root (legal, goals, terminal).
@@ -69,7 +76,12 @@ pub type FRef = (u32, bool);
 impl Formulas {
     /// Evaluates a root, with `atom(factor, node)` giving each atom's node value.
     pub fn eval(&self, root: FRef, atom: &mut dyn FnMut(Option<u32>, u32) -> bool) -> bool {
-        fn go(f: &Formulas, i: u32, atom: &mut dyn FnMut(Option<u32>, u32) -> bool, memo: &mut Vec<Option<bool>>) -> bool {
+        fn go(
+            f: &Formulas,
+            i: u32,
+            atom: &mut dyn FnMut(Option<u32>, u32) -> bool,
+            memo: &mut Vec<Option<bool>>,
+        ) -> bool {
             if let Some(b) = memo[i as usize] {
                 return b;
             }
@@ -154,7 +166,11 @@ impl Formulas {
     /// false. `Ok(None)` if decided false; `Err(factors)` if it is no conjunction, with the
     /// factors of the first disjunction over several of them.
     #[allow(clippy::type_complexity)]
-    pub(crate) fn conjuncts(&self, root: FRef, iid: &mut dyn FnMut(Option<u32>, u32) -> V) -> Result<Option<Vec<(Option<u32>, u32, bool)>>, Vec<u32>> {
+    pub(crate) fn conjuncts(
+        &self,
+        root: FRef,
+        iid: &mut dyn FnMut(Option<u32>, u32) -> V,
+    ) -> Result<Option<Vec<(Option<u32>, u32, bool)>>, Vec<u32>> {
         let mut out = Vec::new();
         let mut stack = vec![root];
         while let Some((i, neg)) = stack.pop() {
@@ -164,13 +180,11 @@ impl Formulas {
                         return Ok(None);
                     }
                 }
-                FNode::Atom { factor, node, .. } => {
-                    match iid(*factor, *node).flip(neg) {
-                        V::F => return Ok(None),
-                        V::T => continue,
-                        V::U => out.push((*factor, *node, neg)),
-                    }
-                }
+                FNode::Atom { factor, node, .. } => match iid(*factor, *node).flip(neg) {
+                    V::F => return Ok(None),
+                    V::T => continue,
+                    V::U => out.push((*factor, *node, neg)),
+                },
                 FNode::Gate { and, kids } => {
                     if *and != neg {
                         stack.extend(kids.iter().map(|&(k, n)| (k, n != neg)));
@@ -245,9 +259,15 @@ impl Formulas {
             FNode::Atom { factor: Some(k), .. } => vec![vec![*k]],
             FNode::Gate { kids, .. } => {
                 let and = and.unwrap_or(false);
-                let kid_terms: Vec<std::rc::Rc<Vec<Vec<u32>>>> = kids.iter().map(|&(k, _)| self.terms((k, false), memo)).collect();
+                let kid_terms: Vec<std::rc::Rc<Vec<Vec<u32>>>> =
+                    kids.iter().map(|&(k, _)| self.terms((k, false), memo)).collect();
                 let spans = |t: &Vec<Vec<u32>>| t.iter().any(|x| x.len() >= 2);
-                let plain = |k: u32| matches!(self.nodes[k as usize], FNode::Atom { bare: true, .. } | FNode::Atom { factor: None, .. } | FNode::Const(_));
+                let plain = |k: u32| {
+                    matches!(
+                        self.nodes[k as usize],
+                        FNode::Atom { bare: true, .. } | FNode::Atom { factor: None, .. } | FNode::Const(_)
+                    )
+                };
                 let multi = kid_terms.iter().filter(|t| spans(t)).count();
                 let others_plain = kids.iter().zip(&kid_terms).all(|(&(k, _), t)| spans(t) || plain(k));
                 if and && (multi >= 2 || (multi == 1 && !others_plain)) {
@@ -296,7 +316,6 @@ impl Formulas {
 
 /// Term sets kept per formula node before it is taken as one term over its factors.
 pub const MAX_TERMS: usize = 4096;
-
 
 /// Pairs of factor sets that *cross* (meet, and neither holds the other): as two lines of
 /// tic-tac-toe share a cell, each couples its factors with the other's, so that no factor's

@@ -57,7 +57,8 @@ pub fn latches(net: &Net) -> Vec<Latch> {
         if br.is_const() {
             continue;
         }
-        if nx == br || (!nx.neg() && net.nodes[nx.node()].kind == Kind::Or && net.nodes[nx.node()].inputs.contains(&br)) {
+        if nx == br || (!nx.neg() && net.nodes[nx.node()].kind == Kind::Or && net.nodes[nx.node()].inputs.contains(&br))
+        {
             out.push(Latch { base: b, kind: LatchKind::Positive, proof: LatchProof::SelfLoop });
         } else if ev.eval(net, &info, nx, &|x| (x == b).then_some(true)) == V::T {
             out.push(Latch { base: b, kind: LatchKind::Positive, proof: LatchProof::Cone });
@@ -73,13 +74,19 @@ pub fn latches(net: &Net) -> Vec<Latch> {
 /// those values (see the module docs). Action-independent bases are left out (their course
 /// is known anyway), which loses precision only.
 /// `iid`: the action-independent bases, if known (else found by a static analysis).
-pub(crate) fn fixed_from(net: &Net, info: &NetInfo, state: &dyn Fn(u32) -> bool, iid: Option<&[u32]>) -> Vec<(u32, bool)> {
+pub(crate) fn fixed_from(
+    net: &Net,
+    info: &NetInfo,
+    state: &dyn Fn(u32) -> bool,
+    iid: Option<&[u32]>,
+) -> Vec<(u32, bool)> {
     let nb = net.bases.len();
     let iid = match iid {
         Some(i) => i.to_vec(),
         None => super::analyse_with(net, info, &[]).iid,
     };
-    let mut claim: Vec<Option<bool>> = (0..nb as u32).map(|b| (!net.base_ref[b as usize].is_const()).then(|| state(b))).collect();
+    let mut claim: Vec<Option<bool>> =
+        (0..nb as u32).map(|b| (!net.base_ref[b as usize].is_const()).then(|| state(b))).collect();
     for b in iid {
         claim[b as usize] = None;
     }

@@ -298,7 +298,8 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
 
     // 2. Relevance: what legal, goal and terminal read, through gates and next values.
     let mut relevant = vec![false; n];
-    let roots: Vec<Ref> = net.legal.iter().chain(net.goals.iter().flatten().map(|(r, _)| r)).chain([&net.terminal]).copied().collect();
+    let roots: Vec<Ref> =
+        net.legal.iter().chain(net.goals.iter().flatten().map(|(r, _)| r)).chain([&net.terminal]).copied().collect();
     for r in &roots {
         if live(*r) && !relevant[r.node()] {
             relevant[r.node()] = true;
@@ -337,7 +338,9 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             let nd = &net.nodes[v as usize];
             any |= match nd.kind {
                 Kind::Base(b) => state_base(b, &place),
-                Kind::And | Kind::Or => val[v as usize] == V::U && nd.inputs.iter().any(|x| live(*x) && has_state[x.node()]),
+                Kind::And | Kind::Or => {
+                    val[v as usize] == V::U && nd.inputs.iter().any(|x| live(*x) && has_state[x.node()])
+                }
                 _ => false,
             };
         }
@@ -408,7 +411,8 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let fs = node_factors(net, info, &place, &val);
         let mut b = formula::Builder::new(net, &fs, &val, &info.cyclic);
         let legal: Vec<FRef> = net.legal.iter().map(|&r| b.root(r)).collect();
-        let goals: Vec<Vec<(Option<u32>, FRef)>> = net.goals.iter().map(|g| g.iter().map(|&(r, v)| (v, b.root(r))).collect()).collect();
+        let goals: Vec<Vec<(Option<u32>, FRef)>> =
+            net.goals.iter().map(|g| g.iter().map(|&(r, v)| (v, b.root(r))).collect()).collect();
         let terminal = b.root(net.terminal);
         let cyclic_many = b.cyclic_many;
         let formulas = b.f;
@@ -436,7 +440,8 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let mut cone_eval = net_info::ConeEval::new(n);
         let mut legal_form = Vec::with_capacity(legal.len());
         for (i, &root) in legal.iter().enumerate() {
-            let (form, sets) = legal_form_of(net, info, &place, &mut cone_eval, &formulas, root, &iid_trajectory, &mut iid_memo);
+            let (form, sets) =
+                legal_form_of(net, info, &place, &mut cone_eval, &formulas, root, &iid_trajectory, &mut iid_memo);
             for set in sets {
                 note(CoupledBy::Legal(i as u32), &set, &mut fuf, &mut couplings);
             }
@@ -476,7 +481,10 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
                 crossing.retain(|u| u.len() == least);
             }
             for u in crossing {
-                let who = by.iter().find(|(k, _)| k.iter().all(|x| u.contains(x))).map_or(CoupledBy::Terminal, |x| x.1.clone());
+                let who = by
+                    .iter()
+                    .find(|(k, _)| k.iter().all(|x| u.contains(x)))
+                    .map_or(CoupledBy::Terminal, |x| x.1.clone());
                 note(who, &u, &mut fuf, &mut couplings);
             }
         }
@@ -500,7 +508,8 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             factors[k].in_goals = goals.iter().flatten().any(|&(_, r)| formulas.factors(r).contains(&(k as u32)));
             factors[k].in_terminal = formulas.factors(terminal).contains(&(k as u32));
         }
-        let goal_combination = goals.iter().map(|gs| least_specific(gs.iter().map(|&(_, r)| formulas.combination(r)))).collect();
+        let goal_combination =
+            goals.iter().map(|gs| least_specific(gs.iter().map(|&(_, r)| formulas.combination(r)))).collect();
         let terminal_combination = formulas.combination(terminal);
         let verdict = if nfac >= 2 {
             Verdict::Factorable
@@ -566,22 +575,21 @@ fn renumber(place: &mut [Place]) {
     }
 }
 
+/// The least specific of several combinations: a conjunction and a disjunction together
+/// make a boolean combination.
 fn least_specific(it: impl Iterator<Item = Combination>) -> Combination {
     let rank = |c: Combination| match c {
         Combination::Constant => 0,
         Combination::ActionIndependent => 1,
         Combination::OneFactor => 2,
-        Combination::Conjunction => 3,
-        Combination::Disjunction => 3,
-        Combination::Boolean => 5,
+        Combination::Conjunction | Combination::Disjunction => 3,
+        Combination::Boolean => 4,
     };
-    let mut out = Combination::Constant;
-    for c in it {
-        if rank(c) > rank(out) || (rank(c) == rank(out) && c != out && rank(c) == 3) {
-            out = if rank(c) == rank(out) { Combination::Boolean } else { c };
-        }
-    }
-    out
+    it.fold(Combination::Constant, |out, c| match rank(c).cmp(&rank(out)) {
+        std::cmp::Ordering::Greater => c,
+        std::cmp::Ordering::Equal if c != out => Combination::Boolean,
+        _ => out,
+    })
 }
 
 /// Per node: `IID` (reads no factor), a factor, or `MANY`.
@@ -632,7 +640,16 @@ fn node_factors(net: &Net, info: &NetInfo, place: &[Place], val: &[V]) -> Vec<u3
 /// action-independent state when it is no conjunction as it stands; with the factor sets
 /// of the disjunctions that couple them (per state) where it is none even so.
 #[allow(clippy::too_many_arguments)]
-fn legal_form_of(net: &Net, info: &NetInfo, place: &[Place], ev: &mut net_info::ConeEval, f: &Formulas, root: FRef, traj: &[Vec<bool>], memo: &mut rustc_hash::FxHashMap<(usize, u32), V>) -> (LegalForm, Vec<Vec<u32>>) {
+fn legal_form_of(
+    net: &Net,
+    info: &NetInfo,
+    place: &[Place],
+    ev: &mut net_info::ConeEval,
+    f: &Formulas,
+    root: FRef,
+    traj: &[Vec<bool>],
+    memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
+) -> (LegalForm, Vec<Vec<u32>>) {
     let first = match f.conjuncts(root, &mut |_, _| V::U) {
         Ok(None) => return (LegalForm::Never, Vec::new()),
         Ok(Some(c)) => return (LegalForm::Conjunction(c), Vec::new()),
@@ -645,7 +662,11 @@ fn legal_form_of(net: &Net, info: &NetInfo, place: &[Place], ev: &mut net_info::
     let mut sets = Vec::new();
     for (s, state) in traj.iter().enumerate() {
         let mut tri = |_f: Option<u32>, node: u32| {
-            *memo.entry((s, node)).or_insert_with(|| ev.eval(net, info, Ref::new(node, false), &|b| (place[b as usize] == Place::Iid).then(|| state[b as usize])))
+            *memo.entry((s, node)).or_insert_with(|| {
+                ev.eval(net, info, Ref::new(node, false), &|b| {
+                    (place[b as usize] == Place::Iid).then(|| state[b as usize])
+                })
+            })
         };
         match f.conjuncts(root, &mut tri) {
             Err(set) => sets.push(set),
@@ -690,7 +711,9 @@ fn eval_iid(net: &Net, node: u32, state: &[bool]) -> bool {
 /// Entries are indexed by base (values of bases outside IID are false, and unused).
 fn iid_trajectory(net: &Net, place: &[Place], fixed: &[Option<bool>]) -> Option<(Vec<Vec<bool>>, usize)> {
     let iid: Vec<usize> = (0..place.len()).filter(|&b| place[b] == Place::Iid).collect();
-    let mut cur: Vec<bool> = (0..place.len()).map(|b| fixed[b].unwrap_or(net.init[b] && place[b] == Place::Iid) || (net.base_ref[b] == Ref::TRUE)).collect();
+    let mut cur: Vec<bool> = (0..place.len())
+        .map(|b| fixed[b].unwrap_or(net.init[b] && place[b] == Place::Iid) || (net.base_ref[b] == Ref::TRUE))
+        .collect();
     let mut seen: rustc_hash::FxHashMap<Vec<bool>, usize> = Default::default();
     let mut out = Vec::new();
     loop {
@@ -767,7 +790,14 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<F
             classes[role][c as usize].push(i as u32);
             class_of[i] = c;
         }
-        factors.push(Factor { bases, classes, class_of, active_inputs: Vec::new(), in_goals: false, in_terminal: false });
+        factors.push(Factor {
+            bases,
+            classes,
+            class_of,
+            active_inputs: Vec::new(),
+            in_goals: false,
+            in_terminal: false,
+        });
     }
     factors
 }
@@ -798,8 +828,10 @@ fn passive_classes(net: &Net, factors: &[Factor]) -> Vec<Vec<u32>> {
 /// `noop` whose frame rules name it).
 fn activity(net: &Net, factors: &[Factor], passive: &[Vec<u32>], i: usize) -> (Vec<u32>, bool) {
     let r = net.inputs[i].0;
-    let act: Vec<u32> = (0..factors.len() as u32).filter(|&k| factors[k as usize].class_of[i] != passive[k as usize][r]).collect();
-    let lonely = act.iter().all(|&k| factors[k as usize].classes[r][factors[k as usize].class_of[i] as usize].len() == 1);
+    let act: Vec<u32> =
+        (0..factors.len() as u32).filter(|&k| factors[k as usize].class_of[i] != passive[k as usize][r]).collect();
+    let lonely =
+        act.iter().all(|&k| factors[k as usize].classes[r][factors[k as usize].class_of[i] as usize].len() == 1);
     (act, lonely)
 }
 
@@ -865,7 +897,9 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
             groups.dedup();
             // Each move's part in each group: (the factor it changes there, its class).
             let part = |i: u32, gr: u32| -> (u32, u32) {
-                (0..m).find(|&x| group[x] == gr && moves.iter().any(|(j, a)| *j == i && a.contains(&fset[x]))).map_or((NONE, NONE), |x| (fset[x], factors[fset[x] as usize].class_of[i as usize]))
+                (0..m)
+                    .find(|&x| group[x] == gr && moves.iter().any(|(j, a)| *j == i && a.contains(&fset[x])))
+                    .map_or((NONE, NONE), |x| (fset[x], factors[fset[x] as usize].class_of[i as usize]))
             };
             let mut product = 1f64;
             for &gr in &groups {
@@ -874,7 +908,8 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
                 cs.dedup();
                 product *= cs.len() as f64;
             }
-            let mut tuples: Vec<Vec<(u32, u32)>> = moves.iter().map(|&(i, _)| groups.iter().map(|&gr| part(i, gr)).collect()).collect();
+            let mut tuples: Vec<Vec<(u32, u32)>> =
+                moves.iter().map(|&(i, _)| groups.iter().map(|&gr| part(i, gr)).collect()).collect();
             tuples.sort();
             tuples.dedup();
             if tuples.len() as f64 >= product {

@@ -75,7 +75,15 @@ pub struct CheckReport {
 /// Plays `playouts` random playouts of at most `max_depth` steps on `machine` (the
 /// original, built from `net`) from `start` and compares the product of the factors with it
 /// at every state. Returns the first difference.
-pub fn check(net: &Net, a: &Analysis, machine: &mut PropnetMachine, start: &PnState, playouts: usize, max_depth: usize, seed: u64) -> Result<CheckReport, String> {
+pub fn check(
+    net: &Net,
+    a: &Analysis,
+    machine: &mut PropnetMachine,
+    start: &PnState,
+    playouts: usize,
+    max_depth: usize,
+    seed: u64,
+) -> Result<CheckReport, String> {
     let ev = NetEval::new(net);
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
     let nb = net.bases.len();
@@ -125,7 +133,11 @@ pub fn check(net: &Net, a: &Analysis, machine: &mut PropnetMachine, start: &PnSt
                 }
                 let pg = if several { None } else { pg.flatten() };
                 if g != pg {
-                    return Err(format!("goal of {}: machine {g:?}, product {pg:?} in {}", net.roles[role], facts(machine, &state)));
+                    return Err(format!(
+                        "goal of {}: machine {g:?}, product {pg:?} in {}",
+                        net.roles[role],
+                        facts(machine, &state)
+                    ));
                 }
             }
             joint.clear();
@@ -133,11 +145,19 @@ pub fn check(net: &Net, a: &Analysis, machine: &mut PropnetMachine, start: &PnSt
                 machine.legal_moves(&state, role, &mut legal);
                 let mut want: Vec<u32> = legal.clone();
                 want.sort_unstable();
-                let mut got: Vec<u32> = (0..net.inputs.len() as u32).filter(|&i| net.inputs[i as usize].0 == role && a.formulas.eval(a.legal[i as usize], &mut atom)).collect();
+                let mut got: Vec<u32> = (0..net.inputs.len() as u32)
+                    .filter(|&i| net.inputs[i as usize].0 == role && a.formulas.eval(a.legal[i as usize], &mut atom))
+                    .collect();
                 got.sort_unstable();
                 if want != got {
                     let name = |v: &[u32]| v.iter().map(|&m| machine.move_text(m)).collect::<Vec<_>>().join(" ");
-                    return Err(format!("legal moves of {}: machine [{}], product [{}] in {}", net.roles[role], name(&want), name(&got), facts(machine, &state)));
+                    return Err(format!(
+                        "legal moves of {}: machine [{}], product [{}] in {}",
+                        net.roles[role],
+                        name(&want),
+                        name(&got),
+                        facts(machine, &state)
+                    ));
                 }
                 if legal.is_empty() {
                     break;
@@ -178,7 +198,12 @@ pub fn check(net: &Net, a: &Analysis, machine: &mut PropnetMachine, start: &PnSt
                 let pb = vals[k][r.node()] != r.neg();
                 if pb != next.get(b) {
                     let moves: Vec<String> = joint.iter().map(|&m| machine.move_text(m)).collect();
-                    return Err(format!("next value of base #{b} (factor {k}): machine {}, product {pb} after [{}] in {}", next.get(b), moves.join(" "), facts(machine, &state)));
+                    return Err(format!(
+                        "next value of base #{b} (factor {k}): machine {}, product {pb} after [{}] in {}",
+                        next.get(b),
+                        moves.join(" "),
+                        facts(machine, &state)
+                    ));
                 }
             }
             std::mem::swap(&mut state, &mut next);

@@ -88,7 +88,9 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
                 .map(|r| RoleMoves {
                     role: net.roles[r].clone(),
                     classes: f.classes[r].len(),
-                    active: Names::of(f.active_inputs.iter().filter(|&&i| net.inputs[i as usize].0 == r).map(|&i| input(i))),
+                    active: Names::of(
+                        f.active_inputs.iter().filter(|&&i| net.inputs[i as usize].0 == r).map(|&i| input(i)),
+                    ),
                 })
                 .collect(),
             in_goals: f.in_goals,
@@ -108,7 +110,11 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
         .couplings
         .iter()
         .map(|c| {
-            let sets: Vec<String> = c.factors.iter().map(|f| format!("{{{}}}", f.iter().map(|&b| base(b)).collect::<Vec<_>>().join(", "))).collect();
+            let sets: Vec<String> = c
+                .factors
+                .iter()
+                .map(|f| format!("{{{}}}", f.iter().map(|&b| base(b)).collect::<Vec<_>>().join(", ")))
+                .collect();
             format!("{} joins {}", coupled_by(net, &c.by, input), sets.join(" + "))
         })
         .collect();
@@ -119,7 +125,12 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
         factors,
         iid: Names::of(a.iid.iter().map(|&b| base(b))),
         junk: Names::of(a.junk.iter().map(|&b| base(b))),
-        fixed: Names::of(a.fixed.iter().filter(|(b, _)| a.place[*b as usize] == Place::Constant).map(|&(b, v)| format!("{}={}", base(b), v))),
+        fixed: Names::of(
+            a.fixed
+                .iter()
+                .filter(|(b, _)| a.place[*b as usize] == Place::Constant)
+                .map(|&(b, v)| format!("{}={}", base(b), v)),
+        ),
         move_shapes: net.roles.iter().cloned().zip(a.shapes.iter().copied()).collect(),
         goal_combination: net.roles.iter().cloned().zip(a.goal_combination.iter().map(|c| c.name())).collect(),
         terminal_combination: a.terminal_combination.name(),
@@ -136,7 +147,11 @@ fn coupled_by(net: &Net, by: &CoupledBy, input: &dyn Fn(u32) -> String) -> Strin
         CoupledBy::Goal(r, v) => format!("goal {} {}", net.roles[*r], v.map_or("?".into(), |v| v.to_string())),
         CoupledBy::Terminal => "terminal".into(),
         CoupledBy::Recursion => "a recursive relation".into(),
-        CoupledBy::Moves(i) => format!("the move {} {} (it changes several factors, and the moves are no product of per-factor parts)", net.roles[net.inputs[*i as usize].0], input(*i)),
+        CoupledBy::Moves(i) => format!(
+            "the move {} {} (it changes several factors, and the moves are no product of per-factor parts)",
+            net.roles[net.inputs[*i as usize].0],
+            input(*i)
+        ),
     }
 }
 
@@ -146,14 +161,39 @@ impl Report {
         writeln!(out, "verdict: {} ({})", if self.factorable { "factorable" } else { "not factorable" }, self.kind)?;
         writeln!(out, "why: {}", self.why)?;
         for (k, f) in self.factors.iter().enumerate() {
-            writeln!(out, "factor {k}: {} bases{}{}: {}", f.bases.count, if f.in_goals { ", in goals" } else { "" }, if f.in_terminal { ", in terminal" } else { "" }, names(&f.bases))?;
+            writeln!(
+                out,
+                "factor {k}: {} bases{}{}: {}",
+                f.bases.count,
+                if f.in_goals { ", in goals" } else { "" },
+                if f.in_terminal { ", in terminal" } else { "" },
+                names(&f.bases)
+            )?;
             for r in &f.roles {
-                writeln!(out, "  {}: {} move classes, {} moves played here: {}", r.role, r.classes, r.active.count, names(&r.active))?;
+                writeln!(
+                    out,
+                    "  {}: {} move classes, {} moves played here: {}",
+                    r.role,
+                    r.classes,
+                    r.active.count,
+                    names(&r.active)
+                )?;
             }
         }
-        writeln!(out, "action-independent (IID): {} bases: {} ({} states before a repeat)", self.iid.count, names(&self.iid), self.iid_states)?;
+        writeln!(
+            out,
+            "action-independent (IID): {} bases: {} ({} states before a repeat)",
+            self.iid.count,
+            names(&self.iid),
+            self.iid_states
+        )?;
         if self.junk.count > 0 {
-            writeln!(out, "junk (read by no legal, goal or terminal): {} bases: {}", self.junk.count, names(&self.junk))?;
+            writeln!(
+                out,
+                "junk (read by no legal, goal or terminal): {} bases: {}",
+                self.junk.count,
+                names(&self.junk)
+            )?;
         }
         if self.fixed.count > 0 {
             writeln!(out, "fixed by latch modification: {} bases: {}", self.fixed.count, names(&self.fixed))?;

@@ -101,7 +101,8 @@ fn joined_tictactoe_factors_once_the_shared_cell_is_marked() {
     let c = analyse_from(&b.net, &|x| s.get(x as usize));
     assert_eq!(c.verdict, Verdict::Factorable, "{:?}", c.couplings);
     assert_eq!(c.factors.len(), 2);
-    let shared: Vec<String> = c.fixed.iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).filter(|t| t.contains("shared")).collect();
+    let shared: Vec<String> =
+        c.fixed.iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).filter(|t| t.contains("shared")).collect();
     assert_eq!(shared.len(), 3, "the shared cell's three bases are fixed: {shared:?}");
     assert!(shared.contains(&"( shared x )=true".to_string()), "{shared:?}");
     for f in &c.factors {
@@ -152,17 +153,23 @@ fn lamps_are_serial_factors_with_a_step_counter_and_junk_left_out() {
 fn latches_are_proved_from_the_next_state_cone() {
     let b = built("tictactoe.kif");
     let ls = latch::latches(&b.net);
-    let find = |name: &str, kind: LatchKind| ls.iter().find(|l| base_name(&b, l.base) == name && l.kind == kind).copied();
+    let find =
+        |name: &str, kind: LatchKind| ls.iter().find(|l| base_name(&b, l.base) == name && l.kind == kind).copied();
     let x = find("( cell 1 1 x )", LatchKind::Positive).expect("a mark stays");
     assert_eq!(x.proof, latch::LatchProof::SelfLoop);
     assert!(find("( cell 1 1 b )", LatchKind::Negative).is_some(), "a cell once marked is never blank again");
     assert!(find("( cell 1 1 b )", LatchKind::Positive).is_none());
-    assert!(find("( control x )", LatchKind::Positive).is_none() && find("( control x )", LatchKind::Negative).is_none());
+    assert!(
+        find("( control x )", LatchKind::Positive).is_none() && find("( control x )", LatchKind::Negative).is_none()
+    );
     // From a state, the marked cells keep their values together; the blank ones do not.
     let mut m = machine(&b);
     let s = play(&mut m, &[&["( mark 1 1 )", "noop"], &["noop", "( mark 2 2 )"]]);
     let info = net_info::NetInfo::new(&b.net);
-    let fixed: Vec<String> = latch::fixed_from(&b.net, &info, &|x| s.get(x as usize), None).iter().map(|&(x, v)| format!("{}={v}", base_name(&b, x))).collect();
+    let fixed: Vec<String> = latch::fixed_from(&b.net, &info, &|x| s.get(x as usize), None)
+        .iter()
+        .map(|&(x, v)| format!("{}={v}", base_name(&b, x)))
+        .collect();
     for want in ["( cell 1 1 x )=true", "( cell 1 1 b )=false", "( cell 1 1 o )=false", "( cell 2 2 o )=true"] {
         assert!(fixed.contains(&want.to_string()), "{want} in {fixed:?}");
     }
@@ -192,7 +199,11 @@ fn the_product_check_finds_a_wrong_factoring() {
 #[test]
 fn every_gdl_game_passes_the_product_check_when_it_factors() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl");
-    let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.ends_with(".kif")).collect();
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".kif"))
+        .collect();
     files.sort();
     assert!(files.len() >= 6);
     for file in &files {
@@ -203,4 +214,3 @@ fn every_gdl_game_passes_the_product_check_when_it_factors() {
         }
     }
 }
-

@@ -87,7 +87,19 @@ impl FactorMachine {
         }
         let class_of = a.factors[k].class_of.clone();
         let classes = class_of.iter().copied().max().map_or(0, |m| m as usize + 1);
-        FactorMachine { inner, keep: Arc::new(keep), frozen: PnState::default(), full: PnState::default(), end_full: PnState::default(), end_proj: PnState::default(), class_of: Arc::new(class_of), seen: vec![0; classes], stamp: 0, tmp: Vec::new(), bufs: None }
+        FactorMachine {
+            inner,
+            keep: Arc::new(keep),
+            frozen: PnState::default(),
+            full: PnState::default(),
+            end_full: PnState::default(),
+            end_proj: PnState::default(),
+            class_of: Arc::new(class_of),
+            seen: vec![0; classes],
+            stamp: 0,
+            tmp: Vec::new(),
+            bufs: None,
+        }
     }
 
     /// The input's class in this factor.
@@ -223,13 +235,29 @@ impl FactoredMcts {
         let t = Instant::now();
         let info = crate::factor::net_info::NetInfo::new(&net);
         let latches = factor::latch::latches(&net);
-        let contingent = contingent && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
+        let contingent =
+            contingent && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
         let iid = a.iid.clone();
-        let factored = (a.verdict == Verdict::Factorable).then(|| Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
+        let factored = (a.verdict == Verdict::Factorable).then(|| Factored {
+            analysis: Arc::new(a),
+            trees: Vec::new(),
+            machines: Vec::new(),
+        });
         if let Some(f) = &factored {
             tracing::info!(factors = f.analysis.factors.len(), "factored search: the game factors statically");
         }
-        FactoredMcts { cfg, net, info, latches, held: Vec::new(), iid, contingent, factored, plain: Mcts::new(cfg), legal: Vec::new() }
+        FactoredMcts {
+            cfg,
+            net,
+            info,
+            latches,
+            held: Vec::new(),
+            iid,
+            contingent,
+            factored,
+            plain: Mcts::new(cfg),
+            legal: Vec::new(),
+        }
     }
 
     /// Whether the search currently runs per factor, and on how many factors.
@@ -242,7 +270,8 @@ impl FactoredMcts {
         if !self.contingent {
             return;
         }
-        let held: Vec<bool> = self.latches.iter().map(|l| state.get(l.base as usize) == (l.kind == LatchKind::Positive)).collect();
+        let held: Vec<bool> =
+            self.latches.iter().map(|l| state.get(l.base as usize) == (l.kind == LatchKind::Positive)).collect();
         if held == self.held {
             return;
         }
@@ -253,7 +282,12 @@ impl FactoredMcts {
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
         if a.verdict == Verdict::Factorable && a.factors.len() > now {
-            tracing::info!(factors = a.factors.len(), fixed = fixed.len(), ms, "factored search: the game factors contingently from here on");
+            tracing::info!(
+                factors = a.factors.len(),
+                fixed = fixed.len(),
+                ms,
+                "factored search: the game factors contingently from here on"
+            );
             self.factored = Some(Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
         }
         if ms > CONTINGENT_MAX_MS {
@@ -267,7 +301,13 @@ impl Search<PropnetMachine> for FactoredMcts {
         "factored-mcts"
     }
 
-    fn select(&mut self, machine: &mut PropnetMachine, state: &PnState, role: usize, limit: Limit<'_>) -> Option<Choice<u32>> {
+    fn select(
+        &mut self,
+        machine: &mut PropnetMachine,
+        state: &PnState,
+        role: usize,
+        limit: Limit<'_>,
+    ) -> Option<Choice<u32>> {
         self.recheck(state);
         let Some(f) = self.factored.as_mut() else {
             return self.plain.select(machine, state, role, limit);
@@ -280,7 +320,10 @@ impl Search<PropnetMachine> for FactoredMcts {
         if f.machines.is_empty() {
             for k in 0..a.factors.len() {
                 f.machines.push(FactorMachine::new(machine.clone(), &a, k));
-                f.trees.push(Mcts::new(MctsConfig { seed: self.cfg.seed.wrapping_add(k as u64 * 0x9E37_79B9), ..self.cfg }));
+                f.trees.push(Mcts::new(MctsConfig {
+                    seed: self.cfg.seed.wrapping_add(k as u64 * 0x9E37_79B9),
+                    ..self.cfg
+                }));
             }
         }
         // The factors worth searching: read by a goal or terminal, with a choice for the role.

@@ -49,7 +49,12 @@ fn compound_moves_win_on_the_board_that_can_be_won() {
     // x holds (1,1) and (1,2) on board 1 only; board 2's x marks are scattered.
     let s = play(
         &mut m,
-        &[&["( mark 1 1 2 2 )", "noop"], &["noop", "( mark 3 3 1 1 )"], &["( mark 1 2 3 1 )", "noop"], &["noop", "( mark 2 1 1 3 )"]],
+        &[
+            &["( mark 1 1 2 2 )", "noop"],
+            &["noop", "( mark 3 3 1 1 )"],
+            &["( mark 1 2 3 1 )", "noop"],
+            &["noop", "( mark 2 1 1 3 )"],
+        ],
     );
     let mv = choose(&mut m, &mut f, &s, 0, 600);
     assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
@@ -61,7 +66,15 @@ fn serial_moves_pick_the_board_where_the_gain_is() {
     assert_eq!(f.factors(), Some(2));
     // Board 1 is empty; on board 2 x can complete row 1 now, and o threatens row 2: x must
     // play board 2, (mark 2 1 3), not any move of board 1.
-    let s = play(&mut m, &[&["( mark 2 1 1 )", "noop"], &["noop", "( mark 2 2 1 )"], &["( mark 2 1 2 )", "noop"], &["noop", "( mark 2 2 2 )"]]);
+    let s = play(
+        &mut m,
+        &[
+            &["( mark 2 1 1 )", "noop"],
+            &["noop", "( mark 2 2 1 )"],
+            &["( mark 2 1 2 )", "noop"],
+            &["noop", "( mark 2 2 2 )"],
+        ],
+    );
     let mv = choose(&mut m, &mut f, &s, 0, 800);
     assert_eq!(mv, "( mark 2 1 3 )");
 }
