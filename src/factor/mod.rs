@@ -27,7 +27,11 @@
 //!   first, until none cross. Moves couple too: factors that one input changes together
 //!   stay apart only where the role's moves are every combination of per-factor parts
 //!   (compound moves), not where a move is "two presses anywhere" or "a piece from one cell
-//!   to another". Merging goes on until nothing couples; what is left is searchable apart.
+//!   to another". Legality and moves are merged first (they are the dynamics, and a coupling
+//!   they find between fine factors holds between their unions), crossings last, so goals
+//!   are judged at the grain the dynamics set: a board's marks and blanks are one board before
+//!   terms are compared across boards. Merging goes on until nothing couples; what is left
+//!   is searchable apart.
 //! - **Latches** (Lemma 4.3 and its generalization through the next-state cone) in
 //!   [`latch`]; **contingent factoring** (Definitions 4.4 and 4.6): the bases that provably
 //!   keep their current values from a state on are fixed as constants (latch modification)
@@ -88,6 +92,10 @@ pub struct Factor {
     /// Per input id: its class in this factor (an index into `classes[role]`).
     #[serde(skip)]
     pub class_of: Vec<u32>,
+    /// Per role: the class of inputs that no gate of the factor's next-state cone reads
+    /// (`NONE` if every input is read).
+    #[serde(skip)]
+    pub idle: Vec<u32>,
     /// Inputs active in this factor (whose class is not the passive one, the moves played elsewhere).
     pub active_inputs: Vec<u32>,
     /// Whether some goal reads this factor.
@@ -404,6 +412,9 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     let trajectory = iid_trajectory(net, &place, &fixed_of);
     let (iid_trajectory, iid_cycle_start) = trajectory.unwrap_or_default();
 
+    let when = legal_when(net, info, &place, &iid_trajectory);
+    let mut move_sets = MoveSets::new(n);
+
     // 4. Formulas, couplings and merging, until no coupling is left.
     let mut couplings = Vec::new();
     let mut rounds = 0;
@@ -449,7 +460,19 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         }
         let mut sets: Vec<(Vec<u32>, CoupledBy)> = Vec::new();
         if couplings.len() > couplings_before {
-            // Legality first: its merges change the grain at which goals are read.
+            // Legality first: its merges change the grain at which moves and goals are read.
+            merge(&mut place, &mut fuf);
+            continue;
+        }
+        // Moves next, before goals: a move whose effect is no product of per-factor parts
+        // couples at any grain (a coupling found between fine factors holds between their
+        // unions), and these merges set the grain at which goals are read (a board's marks
+        // and blanks are one board before lines are judged across boards).
+        let factors = moves_per_factor(net, &place, &val, nfac, &mut move_sets);
+        for (i, set) in move_couplings(net, &factors, &legal_form, &when) {
+            note(CoupledBy::Moves(i), &set, &mut fuf, &mut couplings);
+        }
+        if couplings.len() > couplings_before {
             merge(&mut place, &mut fuf);
             continue;
         }
@@ -488,13 +511,6 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
                 note(who, &u, &mut fuf, &mut couplings);
             }
         }
-        if couplings.len() == couplings_before {
-            let nfac = count_factors(&place);
-            let factors = moves_per_factor(net, &place, &val, nfac);
-            for (i, set) in move_couplings(net, &factors, &legal_form) {
-                note(CoupledBy::Moves(i), &set, &mut fuf, &mut couplings);
-            }
-        }
         if merged {
             merge(&mut place, &mut fuf);
             continue;
@@ -502,7 +518,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
 
         // 5. Moves per factor.
         let nfac = count_factors(&place);
-        let mut factors = moves_per_factor(net, &place, &val, nfac);
+        let mut factors = factors;
         let shapes = move_shapes(net, &legal_form, &mut factors);
         for k in 0..nfac {
             factors[k].in_goals = goals.iter().flatten().any(|&(_, r)| formulas.factors(r).contains(&(k as u32)));
@@ -660,14 +676,8 @@ fn legal_form_of(
     }
     let mut any = false;
     let mut sets = Vec::new();
-    for (s, state) in traj.iter().enumerate() {
-        let mut tri = |_f: Option<u32>, node: u32| {
-            *memo.entry((s, node)).or_insert_with(|| {
-                ev.eval(net, info, Ref::new(node, false), &|b| {
-                    (place[b as usize] == Place::Iid).then(|| state[b as usize])
-                })
-            })
-        };
+    for s in 0..traj.len() {
+        let mut tri = |_f: Option<u32>, node: u32| iid_value(net, info, place, ev, traj, memo, s, node);
         match f.conjuncts(root, &mut tri) {
             Err(set) => sets.push(set),
             Ok(Some(_)) => any = true,
@@ -684,6 +694,47 @@ fn legal_form_of(
         (LegalForm::Never, Vec::new())
     }
 }
+
+/// The three-valued value of `node` in step `s` of the action-independent trajectory, with
+/// only the action-independent bases known.
+#[allow(clippy::too_many_arguments)]
+fn iid_value(
+    net: &Net,
+    info: &NetInfo,
+    place: &[Place],
+    ev: &mut net_info::ConeEval,
+    traj: &[Vec<bool>],
+    memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
+    s: usize,
+    node: u32,
+) -> V {
+    *memo.entry((s, node)).or_insert_with(|| {
+        ev.eval(net, info, Ref::new(node, false), &|b| (place[b as usize] == Place::Iid).then(|| traj[s][b as usize]))
+    })
+}
+
+/// Per input, in which steps of the action-independent trajectory it can be legal, by
+/// three-valued evaluation of its legality with the action-independent bases known (empty:
+/// no trajectory, or too long a one to be worth it, so in any).
+fn legal_when(net: &Net, info: &NetInfo, place: &[Place], traj: &[Vec<bool>]) -> Vec<Vec<bool>> {
+    if traj.is_empty() || traj.len().saturating_mul(net.inputs.len()) > MAX_LEGAL_WHEN {
+        return vec![Vec::new(); net.inputs.len()];
+    }
+    let mut ev = net_info::ConeEval::new(net.nodes.len());
+    net.legal
+        .iter()
+        .map(|&r| {
+            traj.iter()
+                .map(|state| {
+                    ev.eval(net, info, r, &|b| (place[b as usize] == Place::Iid).then(|| state[b as usize])) != V::F
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Most (input, step) pairs [`legal_when`] evaluates.
+const MAX_LEGAL_WHEN: usize = 200_000;
 
 /// The value of an action-independent node when the bases hold `state` (indexed by base).
 fn eval_iid(net: &Net, node: u32, state: &[bool]) -> bool {
@@ -737,20 +788,34 @@ fn iid_trajectory(net: &Net, place: &[Place], fixed: &[Option<bool>]) -> Option<
 
 /// Per factor, each role's inputs in classes of identical effect on the factor's next
 /// values (see the module docs).
-fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<Factor> {
+fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &mut MoveSets) -> Vec<Factor> {
     let n = net.nodes.len();
     let mut factors = Vec::with_capacity(nfac);
     let mut stamp = vec![NONE; n];
     let mut stack = Vec::new();
     for k in 0..nfac as u32 {
         let bases: Vec<u32> = (0..place.len() as u32).filter(|&b| place[b as usize] == Place::Factor(k)).collect();
-        // Signatures: per input, the (gate, negated) pairs of the cone reading it.
+        // Signatures: per input, the (gate, negated) pairs of the cone reading it, where a
+        // gate that reads one role's moves only is judged by its move set (see [`MoveSets`]).
         let mut sig: Vec<Vec<(u32, bool)>> = vec![Vec::new(); net.inputs.len()];
+        let visit =
+            |w: usize, moves: &mut MoveSets, stamp: &mut [u32], stack: &mut Vec<u32>, sig: &mut [Vec<(u32, bool)>]| {
+                if stamp[w] == k {
+                    return;
+                }
+                stamp[w] = k;
+                if let Some(set) = moves.of(net, w as u32) {
+                    for &i in &set.inputs {
+                        sig[i as usize].push((w as u32, set.comp));
+                    }
+                } else {
+                    stack.push(w as u32);
+                }
+            };
         for &b in &bases {
             let nx = net.next[b as usize];
-            if val[nx.node()] == V::U && stamp[nx.node()] != k {
-                stamp[nx.node()] = k;
-                stack.push(nx.node() as u32);
+            if val[nx.node()] == V::U {
+                visit(nx.node(), moves, &mut stamp, &mut stack, &mut sig);
             }
             // An input read directly as the next value.
             if let Kind::Input(i) = net.nodes[nx.node()].kind {
@@ -762,16 +827,32 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<F
             if !matches!(nd.kind, Kind::And | Kind::Or) {
                 continue;
             }
+            // The gate's kids that read one role's moves only are taken together, per role,
+            // as one move set (however the rules split "any unstack move" among them).
+            let and = matches!(nd.kind, Kind::And);
+            let mut parts: Vec<MoveSet> = Vec::new();
             for x in &nd.inputs {
                 let w = x.node();
                 if val[w] != V::U {
                     continue;
                 }
-                if let Kind::Input(i) = net.nodes[w].kind {
-                    sig[i as usize].push((v, x.neg()));
-                } else if stamp[w] != k {
-                    stamp[w] = k;
-                    stack.push(w as u32);
+                match moves.of(net, w as u32) {
+                    Some(set) => {
+                        let set = if x.neg() { (*set).clone().not() } else { (*set).clone() };
+                        match parts.iter().position(|p| p.role == set.role) {
+                            Some(j) => match MoveSet::join(parts[j].clone(), set, and) {
+                                Some(u) => parts[j] = u,
+                                None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
+                            },
+                            None => parts.push(set),
+                        }
+                    }
+                    None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
+                }
+            }
+            for p in parts {
+                for &i in &p.inputs {
+                    sig[i as usize].push((v, p.comp));
                 }
             }
         }
@@ -790,10 +871,12 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<F
             classes[role][c as usize].push(i as u32);
             class_of[i] = c;
         }
+        let idle = by_sig.iter().map(|m| m.get(&Vec::new()).copied().unwrap_or(NONE)).collect();
         factors.push(Factor {
             bases,
             classes,
             class_of,
+            idle,
             active_inputs: Vec::new(),
             in_goals: false,
             in_terminal: false,
@@ -802,15 +885,120 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize) -> Vec<F
     factors
 }
 
-/// Per role and factor, the *passive* class: the one with the most inputs, if one has more
-/// than any other (in a serial game, the moves played elsewhere); `NONE` on a tie (compound
-/// moves: every class is a part).
+/// Gates that read the moves of one role only (through ANDs, ORs and negations), each with
+/// the set of that role's inputs under which it is true. As a role plays exactly one input,
+/// two inputs that every such gate of a cone treats alike (both in its true set or both out)
+/// change nothing there when swapped, however the rules happen to group them
+/// (blocksWorldParallel reads "any stack move on board 1" through disjunctions it shares
+/// with board 2's rules).
+struct MoveSets {
+    /// Per node: `None` not yet known; `Some(None)` reads something else; `Some(Some(set))`.
+    memo: Vec<Option<Option<std::rc::Rc<MoveSet>>>>,
+}
+
+/// The inputs of `role` under which a gate is true: `inputs`, or all but them (`comp`).
+/// `role` is `None` for a gate that reads no input (a constant).
+#[derive(Clone, Debug)]
+struct MoveSet {
+    role: Option<usize>,
+    comp: bool,
+    inputs: Vec<u32>,
+}
+
+impl MoveSet {
+    fn not(mut self) -> MoveSet {
+        self.comp = !self.comp;
+        self
+    }
+
+    /// `a ∧ b` (`and`) or `a ∨ b`, by De Morgan from set operations on the listed inputs.
+    fn join(a: MoveSet, b: MoveSet, and: bool) -> Option<MoveSet> {
+        let role = match (a.role, b.role) {
+            (Some(x), Some(y)) if x != y => return None,
+            (x, y) => x.or(y),
+        };
+        if !and {
+            return MoveSet::join(a.not(), b.not(), true).map(MoveSet::not);
+        }
+        let (x, y) = (&a.inputs, &b.inputs);
+        let (comp, inputs): (bool, Vec<u32>) = match (a.comp, b.comp) {
+            (false, false) => (false, x.iter().copied().filter(|i| y.binary_search(i).is_ok()).collect()),
+            (false, true) => (false, x.iter().copied().filter(|i| y.binary_search(i).is_err()).collect()),
+            (true, false) => (false, y.iter().copied().filter(|i| x.binary_search(i).is_err()).collect()),
+            (true, true) => {
+                let mut u: Vec<u32> = x.iter().chain(y).copied().collect();
+                u.sort_unstable();
+                u.dedup();
+                (true, u)
+            }
+        };
+        Some(MoveSet { role, comp, inputs })
+    }
+}
+
+/// Most listed inputs per gate before it is taken as opaque.
+const MAX_MOVE_SET: usize = 4096;
+
+impl MoveSets {
+    fn new(n: usize) -> MoveSets {
+        MoveSets { memo: vec![None; n] }
+    }
+
+    /// The move set of `v`, if it reads one role's moves only.
+    fn of(&mut self, net: &Net, v: u32) -> Option<std::rc::Rc<MoveSet>> {
+        self.of_depth(net, v, 0)
+    }
+
+    fn of_depth(&mut self, net: &Net, v: u32, depth: usize) -> Option<std::rc::Rc<MoveSet>> {
+        if let Some(m) = &self.memo[v as usize] {
+            return m.clone();
+        }
+        let nd = &net.nodes[v as usize];
+        let out = match nd.kind {
+            Kind::Input(i) => Some(MoveSet { role: Some(net.inputs[i as usize].0), comp: false, inputs: vec![i] }),
+            Kind::False => Some(MoveSet { role: None, comp: false, inputs: Vec::new() }),
+            Kind::And | Kind::Or if depth < 64 && !nd.inputs.is_empty() => {
+                let and = matches!(nd.kind, Kind::And);
+                let mut acc: Option<MoveSet> = None;
+                let mut ok = true;
+                for x in &nd.inputs {
+                    let Some(k) = self.of_depth(net, x.node() as u32, depth + 1) else {
+                        ok = false;
+                        break;
+                    };
+                    let k = if x.neg() { (*k).clone().not() } else { (*k).clone() };
+                    acc = match acc {
+                        None => Some(k),
+                        Some(a) => MoveSet::join(a, k, and),
+                    };
+                    if acc.as_ref().is_none_or(|a| a.inputs.len() > MAX_MOVE_SET) {
+                        ok = false;
+                        break;
+                    }
+                }
+                acc.filter(|_| ok)
+            }
+            _ => None,
+        };
+        let r = out.map(std::rc::Rc::new);
+        self.memo[v as usize] = Some(r.clone());
+        r
+    }
+}
+
+/// Per role and factor, the *passive* class (in a serial game, the moves played
+/// elsewhere): the idle class, which the factor's rules do not read, if there is one; else
+/// the one with the most inputs, if one has more than any other (frame rules that name the
+/// other board's moves); `NONE` on a tie (compound moves: every class is a part).
 fn passive_classes(net: &Net, factors: &[Factor]) -> Vec<Vec<u32>> {
     factors
         .iter()
         .map(|f| {
             (0..net.roles.len())
                 .map(|r| {
+                    if f.idle[r] != NONE {
+                        return f.idle[r];
+                    }
                     let sizes: Vec<usize> = f.classes[r].iter().map(|c| c.len()).collect();
                     let max = sizes.iter().copied().max().unwrap_or(0);
                     match sizes.iter().filter(|&&s| s == max).count() {
@@ -839,17 +1027,40 @@ fn activity(net: &Net, factors: &[Factor], passive: &[Vec<u32>], i: usize) -> (V
 /// parts: the factors each touches must be merged. A role whose inputs active in several
 /// factors realize every combination of their per-factor classes plays compound moves,
 /// which decompose.
-fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u32, Vec<u32>)> {
+///
+/// Only moves that can be legal together are compared: `when[i]` says in which states of
+/// the action-independent trajectory input `i` can be legal (empty: in all). So a `noop`
+/// that is a role's only move while the other plays (doubletictactoe, parallel boards)
+/// never pairs with the marks, while a `place` that is every cell's own move (hex) does.
+fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm], when: &[Vec<bool>]) -> Vec<(u32, Vec<u32>)> {
     let passive = passive_classes(net, factors);
     let mut out = Vec::new();
+    let states = when.iter().map(|w| w.len()).max().unwrap_or(0);
     for r in 0..net.roles.len() {
         let multi: Vec<(u32, Vec<u32>)> = (0..net.inputs.len())
             .filter(|&i| net.inputs[i].0 == r && forms[i] != LegalForm::Never)
             .filter_map(|i| {
-                let (act, lonely) = activity(net, factors, &passive, i);
-                (act.len() >= 2 && !lonely).then_some((i as u32, act))
+                let (act, _) = activity(net, factors, &passive, i);
+                (act.len() >= 2).then_some((i as u32, act))
             })
             .collect();
+        let mut seen: rustc_hash::FxHashSet<Vec<u32>> = Default::default();
+        for s in 0..states.max(1) {
+            let together: Vec<(u32, Vec<u32>)> =
+                multi.iter().filter(|(i, _)| when[*i as usize].get(s).copied().unwrap_or(true)).cloned().collect();
+            if seen.insert(together.iter().map(|x| x.0).collect()) {
+                move_product(factors, together, &mut out);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// [`move_couplings`] for one set of moves that can be legal together.
+fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(u32, Vec<u32>)>) {
+    {
         // Components of factors that some move changes together (two boards' moves never
         // meet), each checked on its own.
         let mut uf = Uf::new(factors.len());
@@ -866,14 +1077,35 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
             let mut fset: Vec<u32> = moves.iter().flat_map(|(_, a)| a.iter().copied()).collect();
             fset.sort_unstable();
             fset.dedup();
-            if fset.len() > MAX_MOVE_COMPONENT {
+            if fset.len() > MAX_MOVE_COMPONENT || fset.len() * fset.len() * moves.len() > MAX_MOVE_WORK {
                 out.extend(moves);
                 continue;
             }
-            // Factors that no move changes together but that both go with a third (two
-            // groups of cells of one board, with a cell of the other board) are
-            // alternatives within one part of a compound move: group them.
+            // Group the factors by dependence: two factors depend on each other when the
+            // pairs of their classes over these moves are not every combination of the
+            // classes each shows (a board's cells, one of which each move marks; the bases
+            // one block move sets and clears). Independent groups are the candidate parts.
             let m = fset.len();
+            let cls: Vec<Vec<u32>> = fset
+                .iter()
+                .map(|&k| moves.iter().map(|&(i, _)| factors[k as usize].class_of[i as usize]).collect())
+                .collect();
+            let distinct = |xs: &mut Vec<u64>| {
+                xs.sort_unstable();
+                xs.dedup();
+                xs.len()
+            };
+            let mut buf = Vec::new();
+            let counts: Vec<usize> = cls
+                .iter()
+                .map(|c| {
+                    buf.clear();
+                    buf.extend(c.iter().map(|&x| x as u64));
+                    distinct(&mut buf)
+                })
+                .collect();
+            // Two factors that no move changes together are alternatives within one part
+            // (each move marks one cell of a board): dependent without a closer look.
             let pos = |k: u32| fset.binary_search(&k).unwrap_or(0);
             let mut co = vec![false; m * m];
             for (_, a) in &moves {
@@ -886,7 +1118,19 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
             let mut g = Uf::new(m);
             for x in 0..m {
                 for y in x + 1..m {
-                    if !co[x * m + y] && (0..m).any(|z| co[x * m + z] && co[y * m + z]) {
+                    if !co[x * m + y] {
+                        g.union(x as u32, y as u32);
+                    }
+                }
+            }
+            for x in 0..m {
+                for y in x + 1..m {
+                    if !co[x * m + y] || g.find(x as u32) == g.find(y as u32) {
+                        continue;
+                    }
+                    buf.clear();
+                    buf.extend(cls[x].iter().zip(&cls[y]).map(|(&p, &q)| (p as u64) << 32 | q as u64));
+                    if distinct(&mut buf) < counts[x] * counts[y] {
                         g.union(x as u32, y as u32);
                     }
                 }
@@ -895,27 +1139,25 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
             let mut groups: Vec<u32> = group.clone();
             groups.sort_unstable();
             groups.dedup();
-            // Each move's part in each group: (the factor it changes there, its class).
-            let part = |i: u32, gr: u32| -> (u32, u32) {
-                (0..m)
-                    .find(|&x| group[x] == gr && moves.iter().any(|(j, a)| *j == i && a.contains(&fset[x])))
-                    .map_or((NONE, NONE), |x| (fset[x], factors[fset[x] as usize].class_of[i as usize]))
-            };
+            let members: Vec<Vec<usize>> =
+                groups.iter().map(|&gr| (0..m).filter(|&x| group[x] == gr).collect()).collect();
+            // Each move's part in each group: its classes in the group's factors.
+            let part = |j: usize, gi: usize| -> Vec<u32> { members[gi].iter().map(|&x| cls[x][j]).collect() };
             let mut product = 1f64;
-            for &gr in &groups {
-                let mut cs: Vec<(u32, u32)> = moves.iter().map(|&(i, _)| part(i, gr)).collect();
+            for gi in 0..groups.len() {
+                let mut cs: Vec<Vec<u32>> = (0..moves.len()).map(|j| part(j, gi)).collect();
                 cs.sort_unstable();
                 cs.dedup();
                 product *= cs.len() as f64;
             }
-            let mut tuples: Vec<Vec<(u32, u32)>> =
-                moves.iter().map(|&(i, _)| groups.iter().map(|&gr| part(i, gr)).collect()).collect();
+            let mut tuples: Vec<Vec<Vec<u32>>> =
+                (0..moves.len()).map(|j| (0..groups.len()).map(|gi| part(j, gi)).collect()).collect();
             tuples.sort();
             tuples.dedup();
             if tuples.len() as f64 >= product {
                 // Compound moves over the groups: each group is one part (one factor).
-                for &gr in &groups {
-                    let set: Vec<u32> = (0..m).filter(|&x| group[x] == gr).map(|x| fset[x]).collect();
+                for mem in &members {
+                    let set: Vec<u32> = mem.iter().map(|&x| fset[x]).collect();
                     if set.len() >= 2 {
                         out.push((moves[0].0, set));
                     }
@@ -925,11 +1167,12 @@ fn move_couplings(net: &Net, factors: &[Factor], forms: &[LegalForm]) -> Vec<(u3
             out.extend(moves);
         }
     }
-    out
 }
 
-/// Past this many factors changed together by moves, they are merged without a closer look.
+/// Past this many factors changed together by moves, or this much work (factors squared
+/// times moves) to compare their classes pairwise, they are merged without a closer look.
 const MAX_MOVE_COMPONENT: usize = 512;
+const MAX_MOVE_WORK: usize = 20_000_000;
 
 /// Which factors each input is active in (see [`activity`]), and each role's shape.
 fn move_shapes(net: &Net, forms: &[LegalForm], factors: &mut [Factor]) -> Vec<MoveShape> {

@@ -138,7 +138,7 @@ fn lamps_are_serial_factors_with_a_step_counter_and_junk_left_out() {
     let a = analyse(&b.net);
     assert_eq!(a.verdict, Verdict::Factorable);
     assert_eq!(a.factors.len(), 2);
-    assert_eq!(a.shapes, vec![MoveShape::None], "legality reads no factor");
+    assert_eq!(a.shapes, vec![MoveShape::Serial], "each press changes its own lamp only");
     let iid: Vec<String> = a.iid.iter().map(|&x| base_name(&b, x)).collect();
     assert!(iid.iter().all(|n| n.contains("step")) && iid.len() == 4, "{iid:?}");
     let junk: Vec<String> = a.junk.iter().map(|&x| base_name(&b, x)).collect();
@@ -213,4 +213,78 @@ fn every_gdl_game_passes_the_product_check_when_it_factors() {
             check_product(&b, &a, 30);
         }
     }
+}
+
+/// Two boards of two lamps; one compound move `(do ?kind ?l1 ?l2)` per turn, where the kind
+/// names what happens on each board (`pq`: light `?l1` on board 1, switch off all but `?l2` on
+/// board 2), and the rules read it through "the move's first (second) letter", as
+/// blocksWorldParallel does: the per-board meaning comes from a static table, not from the
+/// argument positions. Each board is one part of the move.
+const KIND_TABLE_BOARDS: &str = "
+(role robot)
+(init (step 0))
+(succ 0 1) (succ 1 2) (succ 2 3)
+(lamp1 a1) (lamp1 b1) (lamp2 a2) (lamp2 b2)
+(kind pp) (kind pq) (kind qp) (kind qq)
+(first p pp) (first p pq) (first q qp) (first q qq)
+(second p pp) (second q pq) (second p qp) (second q qq)
+(<= (legal robot (do ?k ?x ?y)) (kind ?k) (lamp1 ?x) (lamp2 ?y))
+(<= (next (on ?x)) (does robot (do ?k ?x ?y)) (first p ?k))
+(<= (next (on ?x)) (lamp1 ?x) (true (on ?x)) (does robot (do ?k ?u ?y)) (first p ?k))
+(<= (next (on ?x)) (lamp1 ?x) (true (on ?x)) (does robot (do ?k ?x ?y)) (first q ?k))
+(<= (next (on ?y)) (does robot (do ?k ?x ?y)) (second p ?k))
+(<= (next (on ?y)) (lamp2 ?y) (true (on ?y)) (does robot (do ?k ?x ?u)) (second p ?k))
+(<= (next (on ?y)) (lamp2 ?y) (true (on ?y)) (does robot (do ?k ?x ?y)) (second q ?k))
+(<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+(<= terminal (true (step 3)))
+(<= (goal robot 100) (true (on a1)) (true (on b1)) (true (on a2)) (true (on b2)))
+(<= (goal robot 0) (not (true (on a1))))
+(<= (goal robot 0) (not (true (on b1))))
+(<= (goal robot 0) (not (true (on a2))))
+(<= (goal robot 0) (not (true (on b2))))
+";
+
+#[test]
+fn compound_moves_read_through_a_table_split_by_board() {
+    let b = inline(KIND_TABLE_BOARDS);
+    let a = analyse(&b.net);
+    assert_eq!(a.verdict, Verdict::Factorable, "{:?}", a.couplings);
+    assert_eq!(a.shapes, vec![MoveShape::Compound]);
+    let boards: Vec<Vec<String>> =
+        a.factors.iter().map(|f| f.bases.iter().map(|&x| base_name(&b, x)).collect()).collect();
+    assert!(
+        boards.iter().all(|f| f.iter().all(|n| n.contains('1')) || f.iter().all(|n| n.contains('2'))),
+        "one factor per board: {boards:?}"
+    );
+    // On board 1, `(do pp a1 ?)` and `(do pq a1 ?)` do the same thing: one class.
+    let k = a.factors.iter().position(|f| f.bases.iter().any(|&x| base_name(&b, x).contains("a1"))).unwrap();
+    let input = |text: &str| {
+        (0..b.net.inputs.len())
+            .find(|&i| b.grounding_terms.to_string(b.net.inputs[i].1, &b.symbols).contains(text))
+            .unwrap_or_else(|| panic!("no input {text}"))
+    };
+    let f = &a.factors[k];
+    assert_eq!(f.class_of[input("do pp a1 a2")], f.class_of[input("do pq a1 b2")]);
+    assert_ne!(f.class_of[input("do pp a1 a2")], f.class_of[input("do qp a1 a2")]);
+    check_product(&b, &a, 40);
+}
+
+#[test]
+fn move_sets_follow_de_morgan() {
+    let set = |comp: bool, inputs: &[u32]| MoveSet { role: Some(0), comp, inputs: inputs.to_vec() };
+    let and = |a: MoveSet, b: MoveSet| MoveSet::join(a, b, true).unwrap();
+    let or = |a: MoveSet, b: MoveSet| MoveSet::join(a, b, false).unwrap();
+    let holds = |s: &MoveSet, i: u32| s.inputs.contains(&i) != s.comp;
+    let cases = [set(false, &[1, 2]), set(true, &[2, 3]), set(false, &[]), set(true, &[1])];
+    for x in &cases {
+        for y in &cases {
+            let (a, o) = (and(x.clone(), y.clone()), or(x.clone(), y.clone()));
+            for i in 0..5 {
+                assert_eq!(holds(&a, i), holds(x, i) && holds(y, i), "{x:?} and {y:?} at {i}");
+                assert_eq!(holds(&o, i), holds(x, i) || holds(y, i), "{x:?} or {y:?} at {i}");
+            }
+        }
+    }
+    let other = MoveSet { role: Some(1), comp: false, inputs: vec![7] };
+    assert!(MoveSet::join(set(false, &[1]), other, true).is_none(), "two roles' moves are no one move set");
 }
