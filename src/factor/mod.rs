@@ -183,6 +183,8 @@ pub struct Analysis {
     /// are more than [`MAX_IID_STATES`].
     pub iid_trajectory: Vec<Vec<bool>>,
     pub iid_cycle_start: usize,
+    /// Per input: in which steps of `iid_trajectory` it can be legal (empty: in any).
+    pub legal_when: Vec<Vec<bool>>,
     pub millis: f64,
 }
 
@@ -558,9 +560,65 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             fixed: fixed.to_vec(),
             iid_trajectory,
             iid_cycle_start,
+            legal_when: when.clone(),
             millis: t0.elapsed().as_secs_f64() * 1000.0,
         };
     }
+}
+
+/// Per factor: whether it stays as it is while every role plays a move of its passive class
+/// there (a move made in another factor): each base keeps its value whatever the other bases
+/// hold, by three-valued evaluation of its next value. A board under frame rules does; a lamp
+/// that dims by itself (lightsOn) does not, so a search that freezes it while play goes on
+/// elsewhere would misjudge it. A role without a passive class (compound moves, which always
+/// play in every factor) is no obstacle: its other parts are searched in their own factors.
+pub(crate) fn idle_static(net: &Net, info: &NetInfo, a: &Analysis) -> Vec<bool> {
+    let passive = passive_classes(net, &a.factors);
+    let mut ev = net_info::ConeEval::new(net.nodes.len());
+    (0..a.factors.len())
+        .map(|k| {
+            let f = &a.factors[k];
+            if (0..net.roles.len()).any(|r| passive[k][r] == NONE) {
+                return true;
+            }
+            // Step by step along the action-independent trajectory (frame rules often read
+            // whose turn it is), each role plays a passive move that can be legal then, or
+            // its one possible move (a `noop` while the other plays).
+            let traj = !a.iid_trajectory.is_empty() && a.iid_trajectory.len() <= 256;
+            let steps = if traj { a.iid_trajectory.len() } else { 1 };
+            let can = |i: usize, s: usize| !traj || a.legal_when.get(i).and_then(|w| w.get(s)).copied().unwrap_or(true);
+            (0..steps).all(|s| {
+                let mut play = vec![false; net.inputs.len()];
+                for r in 0..net.roles.len() {
+                    let mine: Vec<usize> =
+                        (0..net.inputs.len()).filter(|&i| net.inputs[i].0 == r && can(i, s)).collect();
+                    match mine.iter().find(|&&i| f.class_of[i] == passive[k][r]) {
+                        Some(&i) => play[i] = true,
+                        None if mine.len() == 1 => play[mine[0]] = true,
+                        None if mine.is_empty() => {}
+                        // The role can only play here then: play is never elsewhere only.
+                        None => return true,
+                    }
+                }
+                let step = traj.then(|| &a.iid_trajectory[s]);
+                let moves = |i: u32| Some(play[i as usize]);
+                f.bases.iter().all(|&b| {
+                    [false, true].into_iter().all(|v| {
+                        let fixed = |x: u32| {
+                            if x == b {
+                                return Some(v);
+                            }
+                            if let (Some(st), Place::Iid) = (step, a.place[x as usize]) {
+                                return Some(st[x as usize]);
+                            }
+                            a.fixed.iter().find(|f| f.0 == x).map(|f| f.1)
+                        };
+                        ev.eval_moves(net, info, net.next[b as usize], &fixed, &moves) == V::of(v)
+                    })
+                })
+            })
+        })
+        .collect()
 }
 
 /// Applies the merges of `fuf` to the factors.

@@ -146,6 +146,18 @@ impl ConeEval {
 
     /// The value of `r` when `base` holds `value` (and `extra` bases hold theirs).
     pub(crate) fn eval(&mut self, net: &Net, info: &NetInfo, r: Ref, fixed: &dyn Fn(u32) -> Option<bool>) -> V {
+        self.eval_moves(net, info, r, fixed, &|_| None)
+    }
+
+    /// [`ConeEval::eval`] with some inputs known too (`moves(input)`).
+    pub(crate) fn eval_moves(
+        &mut self,
+        net: &Net,
+        info: &NetInfo,
+        r: Ref,
+        fixed: &dyn Fn(u32) -> Option<bool>,
+        moves: &dyn Fn(u32) -> Option<bool>,
+    ) -> V {
         self.cur += 1;
         let cur = self.cur;
         self.stack.clear();
@@ -165,9 +177,9 @@ impl ConeEval {
                     self.stamp[vi] = cur;
                     self.memo[vi] = fixed(b).map_or(V::U, V::of);
                 }
-                Kind::Input(_) => {
+                Kind::Input(i) => {
                     self.stamp[vi] = cur;
-                    self.memo[vi] = V::U;
+                    self.memo[vi] = moves(i).map_or(V::U, V::of);
                 }
                 Kind::And | Kind::Or => {
                     if info.cyclic[vi] {

@@ -37,6 +37,8 @@ pub struct FactorReport {
     pub roles: Vec<RoleMoves>,
     pub in_goals: bool,
     pub in_terminal: bool,
+    /// Whether it stays as it is while play goes on elsewhere ([`super::idle_static`]).
+    pub idle_static: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -79,10 +81,12 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
             None => w.clone(),
         },
     };
+    let idle = super::idle_static(net, &super::net_info::NetInfo::new(net), a);
     let factors = a
         .factors
         .iter()
-        .map(|f| FactorReport {
+        .zip(idle)
+        .map(|(f, idle_static)| FactorReport {
             bases: Names::of(f.bases.iter().map(|&b| base(b))),
             roles: (0..net.roles.len())
                 .map(|r| RoleMoves {
@@ -95,6 +99,7 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
                 .collect(),
             in_goals: f.in_goals,
             in_terminal: f.in_terminal,
+            idle_static,
         })
         .collect();
     let mut legal_forms = [0; 4];
@@ -163,10 +168,11 @@ impl Report {
         for (k, f) in self.factors.iter().enumerate() {
             writeln!(
                 out,
-                "factor {k}: {} bases{}{}: {}",
+                "factor {k}: {} bases{}{}{}: {}",
                 f.bases.count,
                 if f.in_goals { ", in goals" } else { "" },
                 if f.in_terminal { ", in terminal" } else { "" },
+                if f.idle_static { "" } else { ", changes while play is elsewhere" },
                 names(&f.bases)
             )?;
             for r in &f.roles {

@@ -288,3 +288,41 @@ fn move_sets_follow_de_morgan() {
     let other = MoveSet { role: Some(1), comp: false, inputs: vec![7] };
     assert!(MoveSet::join(set(false, &[1]), other, true).is_none(), "two roles' moves are no one move set");
 }
+
+/// LAMPS, but a lamp pressed is lit for one step, then dim for one, then off: it changes by
+/// itself while the robot presses the other one.
+const DIMMING_LAMPS: &str = "
+(role robot)
+(init (step 0))
+(lamp a) (lamp b)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (legal robot (press ?l)) (lamp ?l))
+(<= (next (lit ?l)) (does robot (press ?l)))
+(<= (next (dim ?l)) (true (lit ?l)) (not (does robot (press ?l))))
+(<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+(<= (on ?l) (true (lit ?l)))
+(<= (on ?l) (true (dim ?l)))
+(<= terminal (true (step 3)))
+(<= (goal robot 100) (on a) (on b))
+(<= (goal robot 0) (not (on a)))
+(<= (goal robot 0) (on a) (not (on b)))
+";
+
+#[test]
+fn lamps_that_dim_by_themselves_are_not_idle_static() {
+    let lamps = inline(LAMPS);
+    let a = analyse(&lamps.net);
+    assert_eq!(idle_static(&lamps.net, &NetInfo::new(&lamps.net), &a), vec![true, true], "a lit lamp stays lit");
+    let dim = inline(DIMMING_LAMPS);
+    let a = analyse(&dim.net);
+    assert_eq!(a.verdict, Verdict::Factorable);
+    assert_eq!(a.factors.len(), 2);
+    assert_eq!(idle_static(&dim.net, &NetInfo::new(&dim.net), &a), vec![false, false]);
+    // Boards under frame rules stay put while play is on the other board, whatever the
+    // move shape: serial, compound, and simultaneous turns (doubletictactoe's).
+    for g in ["serial_tictactoe.kif", "parallel_tictactoe.kif"] {
+        let b = built(g);
+        let a = analyse(&b.net);
+        assert!(idle_static(&b.net, &NetInfo::new(&b.net), &a).iter().all(|&s| s), "{g}");
+    }
+}

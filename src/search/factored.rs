@@ -200,6 +200,23 @@ impl StateMachine for FactorMachine {
     }
 }
 
+/// Whether the factors of `a` can be searched apart: the game factors, and every factor that
+/// a goal or terminal reads stays as it is while play goes on elsewhere
+/// ([`factor::idle_static`]), since each factor's tree holds the others as they are at its
+/// root. Lamps that dim by themselves under a conjunctive goal (lightsOn) are searched
+/// whole.
+fn searchable(net: &Net, info: &crate::factor::net_info::NetInfo, a: &Analysis) -> bool {
+    if a.verdict != Verdict::Factorable {
+        return false;
+    }
+    let idle = factor::idle_static(net, info, a);
+    let ok = a.factors.iter().zip(&idle).all(|(f, &s)| s || !(f.in_goals || f.in_terminal));
+    if !ok {
+        tracing::info!("factored search: a factor changes by itself while play goes on elsewhere; searched whole");
+    }
+    ok
+}
+
 /// The current factoring and one tree per factor searched.
 struct Factored {
     analysis: Arc<Analysis>,
@@ -238,7 +255,7 @@ impl FactoredMcts {
         let contingent =
             contingent && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
         let iid = a.iid.clone();
-        let factored = (a.verdict == Verdict::Factorable).then(|| Factored {
+        let factored = searchable(&net, &info, &a).then(|| Factored {
             analysis: Arc::new(a),
             trees: Vec::new(),
             machines: Vec::new(),
@@ -281,7 +298,7 @@ impl FactoredMcts {
         let a = factor::analyse_with(&self.net, &self.info, &fixed);
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
-        if a.verdict == Verdict::Factorable && a.factors.len() > now {
+        if searchable(&self.net, &self.info, &a) && a.factors.len() > now {
             tracing::info!(
                 factors = a.factors.len(),
                 fixed = fixed.len(),
