@@ -18,13 +18,18 @@
 //! serial game, where an input is active in one factor and a pseudo-noop in the others, it
 //! compares each factor's best move by its gain over the pseudo-noop there (Sancho's
 //! choice of the factor to play in). Factors that no goal or terminal reads, and factors in
-//! which the role has one class to choose from, are not searched.
+//! which the role has one class to choose from, are not searched. Time goes by need: a
+//! first share ([`FIRST_SHARE`]) is split among the factors searched, the rest among the
+//! factors in which the move then preferred is played (in a serial game, the board where
+//! the choice is made; with compound moves, every board).
 //!
 //! Contingent factoring: when the game does not factor (or factors less) from the start,
 //! every call checks, in microseconds, whether the set of latches holding has changed; if
 //! it has, the analysis runs again with the bases that provably keep their values fixed
 //! ([`crate::factor::analyse_from`]) and the search switches to the factors found (logged).
-//! Where nothing factors, the search is the plain [`Mcts`].
+//! Where nothing factors, the search is the plain [`Mcts`]; so it is where a factor that a
+//! goal or terminal reads changes by itself while play is elsewhere (lamps that dim), since
+//! freezing it at the root would misjudge it ([`crate::factor::idle_static`]).
 
 use super::{Choice, Limit, Mcts, MctsConfig, Search};
 use crate::factor::{self, Analysis, Latch, LatchKind, Place, Verdict};
@@ -358,48 +363,86 @@ impl Search<PropnetMachine> for FactoredMcts {
             let c = self.plain.select(machine, state, role, limit)?;
             return Some(c);
         }
+        // Time by need: a first part of the time is shared among the factors searched; the
+        // rest goes to the factors in which the move then preferred is played (in a serial
+        // game, the board where the choice is being made; with compound moves, all).
         let mut iterations = 0;
-        // Per factor searched: the mean value of each of the role's classes at the root.
-        let mut q: Vec<Vec<Option<f64>>> = Vec::with_capacity(todo.len());
+        let mut q: Vec<Vec<Option<f64>>> = vec![Vec::new(); todo.len()];
+        let start = Instant::now();
+        let first = start + limit.deadline.saturating_duration_since(start).mul_f64(FIRST_SHARE);
         for (i, &k) in todo.iter().enumerate() {
             let now = Instant::now();
-            let share = limit.deadline.saturating_duration_since(now) / (todo.len() - i) as u32;
-            let sub = Limit { deadline: now + share, ..limit };
-            let m = &mut f.machines[k];
-            let own = m.set_root(state);
-            m.end_full.bits.clear();
-            let tree = &mut f.trees[k];
-            let c = tree.select(m, &own, role, sub);
-            let classes = m.class_of.iter().copied().max().map_or(0, |x| x as usize + 1);
-            let mut qk = vec![None; classes];
-            for (mv, n, w) in tree.root_stats(role) {
-                if n > 0 {
-                    qk[m.class(mv) as usize] = Some(w / n as f64);
-                }
-            }
-            if let Some(c) = c {
-                iterations += c.iterations;
-                if let Some(v) = c.value {
-                    qk[m.class(c.mv) as usize] = Some(v);
-                }
-            }
-            q.push(qk);
+            let share = first.saturating_duration_since(now) / (todo.len() - i) as u32;
+            let (qk, n) = search_factor(f, k, state, role, Limit { deadline: now + share, ..limit });
+            q[i] = qk;
+            iterations += n;
         }
-        // Score every legal input by the sum of its classes' values.
-        let mut best: Option<(f64, u32)> = None;
-        for &mv in &self.legal {
-            let mut s = 0.0;
-            for (i, &k) in todo.iter().enumerate() {
-                let c = a.factors[k].class_of[mv as usize] as usize;
-                s += q[i][c].unwrap_or(-1.0);
-            }
-            if best.is_none_or(|(b, _)| s > b) {
-                best = Some((s, mv));
+        if let Some((_, mv)) = best_input(&a, &todo, &q, &self.legal) {
+            let active: Vec<usize> =
+                (0..todo.len()).filter(|&i| a.factors[todo[i]].active_inputs.contains(&mv)).collect();
+            let focus: Vec<usize> = if active.is_empty() { (0..todo.len()).collect() } else { active };
+            for (j, &i) in focus.iter().enumerate() {
+                let now = Instant::now();
+                let share = limit.deadline.saturating_duration_since(now) / (focus.len() - j) as u32;
+                let (qk, n) = search_factor(f, todo[i], state, role, Limit { deadline: now + share, ..limit });
+                q[i] = qk;
+                iterations += n;
             }
         }
-        let (s, mv) = best?;
+        let (s, mv) = best_input(&a, &todo, &q, &self.legal)?;
         Some(Choice { mv, value: Some((s / todo.len() as f64).clamp(0.0, 1.0)), iterations, proven: false })
     }
+}
+
+/// The share of a move's time spent on every factor searched before the rest goes to the
+/// factors of the move then preferred.
+const FIRST_SHARE: f64 = 0.4;
+
+/// Searches factor `k` until `limit`; returns the mean value of each of the role's classes at
+/// the tree's root, and the iterations.
+fn search_factor(
+    f: &mut Factored,
+    k: usize,
+    state: &PnState,
+    role: usize,
+    limit: Limit<'_>,
+) -> (Vec<Option<f64>>, u64) {
+    let m = &mut f.machines[k];
+    let own = m.set_root(state);
+    m.end_full.bits.clear();
+    let tree = &mut f.trees[k];
+    let c = tree.select(m, &own, role, limit);
+    let classes = m.class_of.iter().copied().max().map_or(0, |x| x as usize + 1);
+    let mut qk = vec![None; classes];
+    for (mv, n, w) in tree.root_stats(role) {
+        if n > 0 {
+            qk[m.class(mv) as usize] = Some(w / n as f64);
+        }
+    }
+    let mut iterations = 0;
+    if let Some(c) = c {
+        iterations = c.iterations;
+        if let Some(v) = c.value {
+            qk[m.class(c.mv) as usize] = Some(v);
+        }
+    }
+    (qk, iterations)
+}
+
+/// The legal input with the highest sum of its classes' values over the factors searched.
+fn best_input(a: &Analysis, todo: &[usize], q: &[Vec<Option<f64>>], legal: &[u32]) -> Option<(f64, u32)> {
+    let mut best: Option<(f64, u32)> = None;
+    for &mv in legal {
+        let mut s = 0.0;
+        for (i, &k) in todo.iter().enumerate() {
+            let c = a.factors[k].class_of[mv as usize] as usize;
+            s += q[i].get(c).copied().flatten().unwrap_or(-1.0);
+        }
+        if best.is_none_or(|(b, _)| s > b) {
+            best = Some((s, mv));
+        }
+    }
+    best
 }
 
 #[cfg(test)]
