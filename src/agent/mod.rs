@@ -276,6 +276,11 @@ pub fn role_index(roles: &[String], name: &str) -> Option<usize> {
     roles.iter().position(|r| r == name).or_else(|| roles.iter().position(|r| r.eq_ignore_ascii_case(name)))
 }
 
+/// [`role_index`], or an error naming the roles there are.
+fn role_in(roles: &[String], role: &str) -> Result<usize, String> {
+    role_index(roles, role).ok_or_else(|| format!("no role {role} in the game (roles: {})", roles.join(" ")))
+}
+
 /// Builds a player for `role` of `game`: the propnet if it builds by `deadline`, else the
 /// interpreter.
 pub fn new_player(
@@ -297,9 +302,7 @@ pub fn new_player(
         }));
         match built {
             Ok(Ok((m, net, a))) => {
-                let Some(r) = role_index(m.roles(), role) else {
-                    return Err(format!("no role {role} in the game (roles: {})", m.roles().join(" ")));
-                };
+                let r = role_in(m.roles(), role)?;
                 let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
                 return Ok(player_with(m, r, search, "propnet"));
             }
@@ -311,9 +314,7 @@ pub fn new_player(
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| propnet::build(game, &budget)));
     match built {
         Ok(Ok((m, report))) => {
-            let Some(r) = role_index(m.roles(), role) else {
-                return Err(format!("no role {role} in the game (roles: {})", m.roles().join(" ")));
-            };
+            let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
             return Ok(player(m, r, cfg, seed, "propnet"));
         }
@@ -336,9 +337,7 @@ fn interp_player(
         return Err("the interpreter could not be built in time".into());
     }
     m.set_deadline(None);
-    let Some(r) = role_index(m.roles(), role) else {
-        return Err(format!("no role {role} in the game (roles: {})", m.roles().join(" ")));
-    };
+    let r = role_in(m.roles(), role)?;
     Ok(player(m, r, cfg, seed, "interp"))
 }
 
