@@ -281,6 +281,22 @@ fn role_in(roles: &[String], role: &str) -> Result<usize, String> {
     role_index(roles, role).ok_or_else(|| format!("no role {role} in the game (roles: {})", roles.join(" ")))
 }
 
+/// What `build` returns, or `None` (logged) if it fails or panics: the player then falls
+/// back to the interpreter.
+fn propnet_or_log<T, E: std::fmt::Display>(build: impl FnOnce() -> Result<T, E>) -> Option<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(build)) {
+        Ok(Ok(t)) => Some(t),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "propnet not built; using the interpreter");
+            None
+        }
+        Err(_) => {
+            tracing::error!("propnet build panicked; using the interpreter");
+            None
+        }
+    }
+}
+
 /// Builds a player for `role` of `game`: the propnet if it builds by `deadline`, else the
 /// interpreter.
 pub fn new_player(
@@ -292,34 +308,23 @@ pub fn new_player(
 ) -> Result<Box<dyn Player>, String> {
     let budget = Budget { deadline: Some(deadline), ..Budget::default() };
     if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
-        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let built = propnet_or_log(|| {
             propnet::build_net(game, &budget).map(|b| {
                 let a = crate::factor::analyse(&b.net);
                 tracing::info!(game = %game.name, build_s = b.report.total_s, verdict = ?a.verdict, factors = a.factors.len(), analysis_ms = a.millis, "propnet built and analysed");
                 let c = propnet::Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
                 (propnet::PropnetMachine::new(c), std::sync::Arc::new(b.net), a)
             })
-        }));
-        match built {
-            Ok(Ok((m, net, a))) => {
-                let r = role_in(m.roles(), role)?;
-                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
-                return Ok(player_with(m, r, search, "propnet"));
-            }
-            Ok(Err(e)) => tracing::warn!(error = %e, "propnet not built; using the interpreter"),
-            Err(_) => tracing::error!("propnet build panicked; using the interpreter"),
-        }
-        return interp_player(game, role, cfg, seed, deadline);
-    }
-    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| propnet::build(game, &budget)));
-    match built {
-        Ok(Ok((m, report))) => {
+        });
+        if let Some((m, net, a)) = built {
             let r = role_in(m.roles(), role)?;
-            tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
-            return Ok(player(m, r, cfg, seed, "propnet"));
+            let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
+            return Ok(player_with(m, r, search, "propnet"));
         }
-        Ok(Err(e)) => tracing::warn!(error = %e, "propnet not built; using the interpreter"),
-        Err(_) => tracing::error!("propnet build panicked; using the interpreter"),
+    } else if let Some((m, report)) = propnet_or_log(|| propnet::build(game, &budget)) {
+        let r = role_in(m.roles(), role)?;
+        tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
+        return Ok(player(m, r, cfg, seed, "propnet"));
     }
     interp_player(game, role, cfg, seed, deadline)
 }
