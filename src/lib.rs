@@ -31,3 +31,4 @@ pub mod par;
 pub mod propnet;
 pub mod protocol;
 pub mod search;
+pub mod similarity;

@@ -113,3 +113,108 @@ pub fn random_playout<M: StateMachine, R: Rng>(
         depth += 1;
     }
 }
+
+/// A move text in a canonical spelling for comparison: lower case, one space between atoms,
+/// none inside parentheses (`( mark 1 1 )`, `(MARK 1  1)` and `(mark 1 1)` agree).
+pub fn canonical_move_text(text: &str) -> String {
+    let spaced = text.replace('(', " ( ").replace(')', " ) ");
+    let mut out = String::new();
+    for tok in spaced.split_whitespace() {
+        if !out.is_empty() && !out.ends_with('(') && tok != ")" {
+            out.push(' ');
+        }
+        out.push_str(&tok.to_lowercase());
+    }
+    out
+}
+
+/// Splits a list of moves written one after another (`(mark 1 1) noop (mark 2 2)`) into the
+/// texts of the moves: top-level terms.
+pub fn split_moves(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                if depth == 0 {
+                    return Err(format!("unbalanced ')' in {text:?}"));
+                }
+                depth -= 1;
+                cur.push(c);
+                if depth == 0 {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if !cur.trim().is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                cur.clear();
+            }
+            c => cur.push(c),
+        }
+    }
+    if depth != 0 {
+        return Err(format!("unbalanced '(' in {text:?}"));
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// The legal move of `role` in `state` whose text is `text` (compared canonically).
+pub fn find_move<M: StateMachine>(m: &mut M, state: &M::State, role: usize, text: &str) -> Option<M::Move> {
+    let want = canonical_move_text(text);
+    let mut legal = Vec::new();
+    m.legal_moves(state, role, &mut legal);
+    legal.into_iter().find(|&mv| canonical_move_text(&m.move_text(mv)) == want)
+}
+
+/// Plays moves given one ply at a time as the moves of the roles that have a choice (the
+/// role on turn in a turn-taking game; every role with more than one legal move, in role
+/// order, in a simultaneous one); roles with one legal move play it. Returns the state
+/// reached, or which ply failed and why.
+pub fn play_texts<M: StateMachine>(m: &mut M, start: &M::State, moves: &[String]) -> Result<M::State, String> {
+    let roles = m.roles().len();
+    let mut state = start.clone();
+    let mut legal = Vec::new();
+    let mut next = start.clone();
+    let mut i = 0;
+    let mut ply = 0;
+    while i < moves.len() {
+        if ply > 100_000 {
+            return Err(format!("no choice for any role in 100000 plies before {}", moves[i]));
+        }
+        if m.is_terminal(&state) {
+            return Err(format!("ply {}: the game is over before {}", ply + 1, moves[i]));
+        }
+        let mut joint = Vec::with_capacity(roles);
+        for r in 0..roles {
+            m.legal_moves(&state, r, &mut legal);
+            match legal.len() {
+                0 => return Err(format!("ply {}: {} has no legal move", ply + 1, m.roles()[r])),
+                1 => joint.push(legal[0]),
+                _ => {
+                    let Some(text) = moves.get(i) else {
+                        return Err(format!("ply {}: no move given for {}", ply + 1, m.roles()[r]));
+                    };
+                    let Some(mv) = find_move(m, &state, r, text) else {
+                        return Err(format!("ply {}: {text} is not a legal move of {}", ply + 1, m.roles()[r]));
+                    };
+                    joint.push(mv);
+                    i += 1;
+                }
+            }
+        }
+        m.next_state(&state, &joint, &mut next);
+        std::mem::swap(&mut state, &mut next);
+        ply += 1;
+    }
+    Ok(state)
+}

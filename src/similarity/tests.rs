@@ -1,0 +1,180 @@
+//! The paper's worked numbers, on Figure 1's two trees rebuilt from the text, and Table 1's
+//! properties on tic-tac-toe.
+
+use super::*;
+
+/// Figure 1 (the picture was lost in extraction), rebuilt from what section 2 states:
+/// M₁² = {a,b,c,d,e,f}, M₂² = {a,b,c,d,e,g,h}; T′₁ = {ac², ad, ae, af, bc², bd},
+/// T′₂ = {ac, ad, ae, ag, bc, bd, ch}; 11 and 10 moves; children's depth-1 continuation
+/// similarities to their roots 1/6, 1/4, 2/3 and 1/5, 1/5, 0. These pin the trees down:
+/// T₁'s root moves must be {a,b,c} with a → {c,d,e,f}, b → {c,d}, c → {a,b}; T₂'s must be
+/// {a,c,d} (each of ch, bd, ae needs one of its moves at the root, and two root pairs must
+/// be sequences) with a → {d,e,g}, c → {a,b,h}, d → {b}.
+pub fn figure1(labels: &mut Labels) -> (LocalTree, LocalTree) {
+    let leaves = |s: &str| s.chars().map(|c| n(&c.to_string(), vec![])).collect::<Vec<_>>();
+    let t1 = LocalTree::from_nested(&[n("a", leaves("cdef")), n("b", leaves("cd")), n("c", leaves("ab"))], labels);
+    let t2 = LocalTree::from_nested(&[n("a", leaves("deg")), n("c", leaves("abh")), n("d", leaves("b"))], labels);
+    (t1, t2)
+}
+
+fn close(x: f64, y: f64) -> bool {
+    (x - y).abs() < 1e-9
+}
+
+#[test]
+fn figure1_matches_the_text() {
+    let mut l = Labels::new();
+    let (t1, t2) = figure1(&mut l);
+    assert_eq!(t1.root().moves(), 11);
+    assert_eq!(t2.root().moves(), 10);
+    let s1 = simplified(t1.root());
+    let seq = |s: &str| s.chars().map(|c| l.get(&c.to_string()).unwrap()).collect::<Vec<u32>>();
+    let mut expect1: Vec<(Vec<u32>, u32)> =
+        vec![(seq("ac"), 2), (seq("ad"), 1), (seq("ae"), 1), (seq("af"), 1), (seq("bc"), 2), (seq("bd"), 1)];
+    for e in &mut expect1 {
+        e.0.sort_unstable();
+    }
+    let mut got1: Vec<(Vec<u32>, u32)> = s1.into_iter().collect();
+    got1.sort();
+    expect1.sort();
+    assert_eq!(got1, expect1);
+    assert_eq!(simplified(t2.root()).values().sum::<u32>(), 7);
+    assert_eq!(ted::edit_distance(t1.root(), t2.root(), &l), Some(6));
+}
+
+#[test]
+fn worked_numbers_of_section_2() {
+    let mut l = Labels::new();
+    let (t1, t2) = figure1(&mut l);
+    let (a, b) = (t1.root(), t2.root());
+    // 5/8, 12/15 and 15/27, as printed: 0.625, 0.800, 0.556.
+    assert!(close(continuations(a, b), 5.0 / 8.0));
+    assert!(close(sequences(a, b), 0.8));
+    assert!(close(tree_edit(a, b, &l).unwrap(), 15.0 / 27.0));
+    assert_eq!(format!("{:.3}", continuations(a, b)), "0.625");
+    assert_eq!(format!("{:.3}", sequences(a, b)), "0.800");
+    assert_eq!(format!("{:.3}", tree_edit(a, b, &l).unwrap()), "0.556");
+}
+
+#[test]
+fn structural_similarity_of_section_3() {
+    let mut l = Labels::new();
+    let (t1, t2) = figure1(&mut l);
+    let s = structural(t1.root(), t2.root(), Base::Continuations(1), &l).unwrap();
+    let want1 = [1.0 / 6.0, 1.0 / 4.0, 2.0 / 3.0];
+    let want2 = [1.0 / 5.0, 1.0 / 5.0, 0.0];
+    for (g, w) in s.first.iter().zip(want1) {
+        assert!(close(*g, w), "{:?}", s.first);
+    }
+    for (g, w) in s.second.iter().zip(want2) {
+        assert!(close(*g, w), "{:?}", s.second);
+    }
+    // Total distance 1/6 + 1/20 + 7/15 = 0.683; S = 1 − 0.683/3 = 0.772.
+    let total: f64 = s.pairs.iter().map(|p| p.2).sum();
+    assert!(close(total, 1.0 / 6.0 + 1.0 / 20.0 + 7.0 / 15.0));
+    assert_eq!(format!("{:.3}", s.similarity), "0.772");
+    // T₁.₁ goes to T₂.₃ in both minimum matchings.
+    assert!(s.pairs.contains(&(0, 2, 1.0 / 6.0)));
+    let m = move_matching(t1.root(), t2.root(), Base::Continuations(1), &l).unwrap();
+    assert_eq!(m.len(), 3);
+    // Two matchings are optimal: b goes to a or to c (distance 1/20 either way).
+    assert_eq!(m[0].first, "b");
+    assert!(m[0].second == "a" || m[0].second == "c");
+    assert!(m.iter().any(|p| p.first == "a" && p.second == "d"));
+    assert_eq!(
+        Measure::Structural(Base::Continuations(1)).similarity(t1.root(), t2.root(), &l).map(|x| (x * 1000.0).round()),
+        Some(772.0)
+    );
+}
+
+#[test]
+fn measures_are_one_on_identity_and_symmetric() {
+    let mut l = Labels::new();
+    let (t1, t2) = figure1(&mut l);
+    for m in [
+        Measure::Continuations(2),
+        Measure::Sequences(2),
+        Measure::TreeEdit(2),
+        Measure::Structural(Base::Continuations(1)),
+        Measure::Structural(Base::Sequences(1)),
+    ] {
+        for t in [&t1, &t2] {
+            assert!(close(m.similarity(t.root(), t.root(), &l).unwrap(), 1.0), "{}", m.name());
+        }
+        let ab = m.similarity(t1.root(), t2.root(), &l).unwrap();
+        let ba = m.similarity(t2.root(), t1.root(), &l).unwrap();
+        assert!(close(ab, ba), "{}: {ab} {ba}", m.name());
+        assert!((0.0..=1.0).contains(&ab));
+    }
+}
+
+#[test]
+fn terminal_similarity_of_section_2_4() {
+    assert!(close(terminal(Some(1.0), Some(1.0)), 1.0));
+    assert!(close(terminal(Some(1.0), Some(0.0)), 0.0));
+    assert!(close(terminal(Some(0.5), Some(1.0)), 0.5));
+    assert!(close(terminal(Some(0.5), None), 0.0));
+}
+
+#[test]
+fn edit_distance_counts_unit_operations() {
+    let mut l = Labels::new();
+    let a = LocalTree::from_nested(&[n("a", vec![n("b", vec![])])], &mut l);
+    let b = LocalTree::from_nested(&[n("a", vec![])], &mut l);
+    let c = LocalTree::from_nested(&[n("x", vec![n("b", vec![])])], &mut l);
+    assert_eq!(ted::edit_distance(a.root(), b.root(), &l), Some(1));
+    assert_eq!(ted::edit_distance(a.root(), c.root(), &l), Some(1));
+    assert_eq!(ted::edit_distance(b.root(), c.root(), &l), Some(2));
+    // The order children are given in does not matter (canonical order).
+    let d = LocalTree::from_nested(&[n("b", vec![n("c", vec![])]), n("a", vec![])], &mut l);
+    let e = LocalTree::from_nested(&[n("a", vec![]), n("b", vec![n("c", vec![])])], &mut l);
+    assert_eq!(ted::edit_distance(d.root(), e.root(), &l), Some(0));
+}
+
+/// Table 1's properties on a tic-tac-toe position O (figure 2 was lost; this one has the
+/// same four moves): o to move on
+///
+/// ```text
+///     A B C
+///   1 x . o
+///   2 . x .
+///   3 x . o
+/// ```
+///
+/// B1 and B3 mirror each other, C2 wins at once (terminal), A2 blocks x's column. Under
+/// structural similarity over depth-1 continuations the mirrored branches score 1 and the
+/// terminal branch 0 against the others, as in the paper's table.
+#[test]
+fn tictactoe_table1_properties() {
+    use crate::machine::{play_texts, split_moves, StateMachine};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/tictactoe.kif");
+    let game = crate::gdl::Game::load(&path).unwrap();
+    let (mut m, _) = crate::propnet::build(&game, &crate::propnet::Budget::default()).unwrap();
+    let init = m.initial_state();
+    // (mark row col): x A1, o C1, x B2, o C3, x A3.
+    let moves = split_moves("(mark 1 1) (mark 1 3) (mark 2 2) (mark 3 3) (mark 3 1)").unwrap();
+    let o_pos = play_texts(&mut m, &init, &moves).unwrap();
+    let mut labels = Labels::new();
+    let mut view = machine::MachineView::new(&mut m, 1);
+    let tree = LocalTree::expand(&mut view, &o_pos, 3, &mut labels);
+    let branch = |text: &str| -> Sub {
+        let id = labels.get(text).unwrap_or_else(|| panic!("{text} not a move"));
+        tree.root().children().find(|c| c.label() == id).unwrap()
+    };
+    let (b1, a2, c2, b3) =
+        (branch("( mark 1 2 )"), branch("( mark 2 1 )"), branch("( mark 2 3 )"), branch("( mark 3 2 )"));
+    assert_eq!(c2.reward(), Some(1.0), "C2 wins for o");
+    let s = |x: Sub, y: Sub| Measure::Structural(Base::Continuations(1)).similarity(x, y, &labels).unwrap();
+    assert!(close(s(b1, b3), 1.0));
+    for x in [b1, a2, b3] {
+        assert!(close(s(x, c2), 0.0));
+        assert!(close(s(c2, x), 0.0));
+        assert!(close(s(x, x), 1.0));
+    }
+    assert!(close(s(c2, c2), 1.0));
+    // A2 is like B1 but not the same: every x reply to A2 leaves o two moves, while after
+    // B1 one x reply (A2) wins at once.
+    let ab = s(a2, b1);
+    assert!(ab > 0.5 && ab < 1.0, "{ab}");
+    assert!(close(ab, s(a2, b3)));
+}
