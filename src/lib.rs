@@ -32,3 +32,4 @@ pub mod propnet;
 pub mod protocol;
 pub mod search;
 pub mod similarity;
+pub mod traps;

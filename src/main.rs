@@ -2,6 +2,7 @@
 
 mod coverage;
 mod factor_cmd;
+mod traps_cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -123,6 +124,70 @@ enum Cmd {
         /// With --all: analyses run in parallel.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+    },
+    /// The traps of a position: each move of the role(s) to move after which the others can
+    /// force a loss within DEPTH plies, with a refutation line (exact bounded search).
+    Traps {
+        /// A .kif game (or --chess).
+        game: Option<PathBuf>,
+        /// Chess by the shakmaty crate; --moves in SAN ("1.e4 e5 2.Nf3").
+        #[arg(long)]
+        chess: bool,
+        /// Moves from the initial state, one per ply for the role with a choice
+        /// ("(mark 1 1) (mark 2 2)"; in simultaneous plies, one per choosing role).
+        #[arg(long)]
+        moves: Option<String>,
+        /// A ggp-base match record to take the position from (with --step).
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// Joint moves of the record to play.
+        #[arg(long)]
+        step: Option<usize>,
+        /// Plies after the move within which the loss must be forced.
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        /// The role whose moves are judged (default: every role with a choice).
+        #[arg(long)]
+        role: Option<String>,
+        /// A loss is a goal at most this (default: the role's lowest goal value).
+        #[arg(long)]
+        loss: Option<u32>,
+        /// States searched per move before it is called undecided.
+        #[arg(long, default_value_t = 2_000_000)]
+        budget: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The paper's experiment (Evans and Turrini, section 4): around trap states, how well
+    /// each similarity measure tells the positions two plies later that keep the trap.
+    Trapbench {
+        /// A .kif game: trap states are found by random playouts.
+        game: Option<PathBuf>,
+        /// Chess trap positions instead, one per line: `name | depth | SAN moves`.
+        #[arg(long)]
+        chess: Option<PathBuf>,
+        /// Trap depth (plies after the trap move).
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        /// Trap states to find (one per playout).
+        #[arg(long, default_value_t = 5)]
+        states: usize,
+        /// Skip this many plies of each playout before looking for a trap state.
+        #[arg(long, default_value_t = 0)]
+        min_ply: usize,
+        /// Random playouts to look in.
+        #[arg(long, default_value_t = 200)]
+        playouts: usize,
+        /// States searched per trap question before it is called undecided.
+        #[arg(long, default_value_t = 200_000)]
+        budget: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+        /// Append every sample (label and similarities) as JSON lines to this file.
+        #[arg(long)]
+        samples: Option<PathBuf>,
     },
     /// Random playouts from the initial state: playouts/s and states/s, median of several runs.
     Bench {
@@ -408,6 +473,21 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s)
         }
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
+        Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json } => {
+            let p = traps_cmd::Position { moves, record, step };
+            traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
+        }
+        Cmd::Trapbench { game, chess, depth, states, min_ply, playouts, budget, seed, json, samples } => {
+            let o = traps_cmd::BenchOpts { depth, states, min_ply, playouts, budget, seed, json, samples };
+            match (game, chess) {
+                (None, Some(file)) => traps_cmd::trapbench_chess(&file, &o),
+                (Some(game), None) => traps_cmd::trapbench_game(&game, &o),
+                _ => {
+                    eprintln!("trapbench: give a GAME.kif or --chess FILE");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
         Cmd::Factor { game, all, json, dot, budget_s, check, contingent, seed, mem_gib, jobs } => {
             let o = factor_cmd::Opts { budget_s, json, check, contingent, seed };
             if all {

@@ -481,3 +481,80 @@ fn factor_reports_verdicts_and_checks_the_product() {
     assert_eq!(o.status.code(), Some(2));
     assert_no_panic(&o);
 }
+
+#[test]
+fn traps_lists_trap_moves_with_refutations() {
+    // o to move on x . o / . x . / x . o: B1 and B3 let x complete column A.
+    let moves = "(mark 1 1) (mark 1 3) (mark 2 2) (mark 3 3) (mark 3 1)";
+    let o = factotum(&["traps", "gdl/tictactoe.kif", "--moves", moves, "--depth", "1", "--json"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v["reports"][0];
+    assert_eq!(r["role"], "o");
+    let mut traps: Vec<&str> = r["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["trap"] == true)
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    traps.sort();
+    assert_eq!(traps, ["( mark 1 2 )", "( mark 3 2 )"]);
+    let trap = r["moves"].as_array().unwrap().iter().find(|m| m["trap"] == true).unwrap();
+    assert_eq!(trap["refutation"], json!(["( mark 2 1 )"]));
+    // The human form names the traps too; a bad move is a clear error.
+    let o = factotum(&["traps", "gdl/tictactoe.kif", "--moves", moves, "--depth", "1"]);
+    assert!(stdout(&o).contains("TRAP"), "{}", stdout(&o));
+    let o = factotum(&["traps", "gdl/tictactoe.kif", "--moves", "(mark 1 1) (mark 1 1)"]);
+    assert_no_panic(&o);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not a legal move"), "{}", stderr(&o));
+}
+
+#[test]
+fn traps_reads_the_position_from_a_match_record() {
+    let dir = temp_dir("traps-record");
+    let _c = Cleanup(dir.clone());
+    let record = json!({"moves": [["( mark 1 1 )", "noop"], ["noop", "( mark 1 3 )"], ["( mark 2 2 )", "noop"],
+        ["noop", "( mark 3 3 )"], ["( mark 3 1 )", "noop"]]});
+    let path = dir.join("m.json");
+    std::fs::write(&path, record.to_string()).unwrap();
+    let o = factotum(&[
+        "traps",
+        "gdl/tictactoe.kif",
+        "--record",
+        path.to_str().unwrap(),
+        "--step",
+        "5",
+        "--depth",
+        "1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["reports"][0]["moves"].as_array().unwrap().iter().filter(|m| m["trap"] == true).count(), 2);
+    let o = factotum(&["traps", "gdl/tictactoe.kif", "--record", path.to_str().unwrap(), "--step", "9"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("has 5 moves"), "{}", stderr(&o));
+}
+
+#[test]
+fn trapbench_reports_rates_per_measure() {
+    let o = factotum(&["trapbench", "gdl/tictactoe.kif", "--depth", "1", "--states", "2", "--json"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let states = v["trap_states"].as_array().unwrap();
+    assert_eq!(states.len(), 2);
+    for s in states {
+        assert!(s["positions"].as_u64().unwrap() > 0);
+        let rates = s["rates"].as_array().unwrap();
+        assert_eq!(rates.len(), 6, "five measures and the control");
+        assert!(rates.iter().any(|r| r["measure"] == "structural over continuations d=1"));
+        for r in rates {
+            let t = r["threshold"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&t));
+        }
+    }
+}

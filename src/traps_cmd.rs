@@ -1,0 +1,345 @@
+//! `factotum traps` (the trap moves of one position) and `factotum trapbench` (the paper's
+//! similarity experiment around trap states).
+
+use anyhow::{anyhow, bail, Context, Result};
+use factotum::gdl::Game;
+use factotum::interp::Interpreter;
+use factotum::machine::{find_move, play_texts, split_moves, StateMachine};
+use factotum::propnet::{self, Budget, Compiled, PropnetMachine};
+use factotum::similarity::chess::{board_similarity, play_san, ChessMachine};
+use factotum::similarity::{Base, Measure};
+use factotum::traps::bench::{facts_similarity, find_trap_states, run_one, TrapStateResult};
+use factotum::traps::{TrapReport, TrapSearch};
+use rand::SeedableRng;
+use serde_json::json;
+use shakmaty::Position as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Where the position comes from.
+pub struct Position {
+    /// Moves from the initial state (GDL move texts; SAN for chess).
+    pub moves: Option<String>,
+    /// A ggp-base match record and the number of joint moves of it to play.
+    pub record: Option<PathBuf>,
+    pub step: Option<usize>,
+}
+
+pub struct TrapsOpts {
+    pub depth: u32,
+    pub role: Option<String>,
+    pub loss: Option<u32>,
+    pub budget: u64,
+    pub json: bool,
+}
+
+/// A game's propnet with each role's lowest goal value, or the interpreter (lowest goal 0).
+enum Engine {
+    Propnet(PropnetMachine, Vec<u32>),
+    Interp(Interpreter),
+}
+
+fn load(path: &Path) -> Result<Engine> {
+    let game = Game::load(path).map_err(|e| anyhow!("{e}"))?;
+    let budget = Budget { deadline: Some(Instant::now() + Duration::from_secs(60)), ..Budget::default() };
+    match propnet::build_net(&game, &budget) {
+        Ok(b) => {
+            let lows: Vec<u32> =
+                b.net.goals.iter().map(|g| g.iter().filter_map(|&(_, v)| v).min().unwrap_or(0)).collect();
+            let m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
+            Ok(Engine::Propnet(m, lows))
+        }
+        Err(e) => {
+            eprintln!("{}: no propnet ({e}); using the interpreter, losses at goal 0", path.display());
+            Ok(Engine::Interp(Interpreter::new(&game).map_err(|e| anyhow!("{e}"))?))
+        }
+    }
+}
+
+/// Plays the first `step` joint moves of a ggp-base match record (any record with `moves`).
+fn play_record<M: StateMachine>(m: &mut M, record: &Path, step: usize) -> Result<M::State> {
+    let text = std::fs::read_to_string(record).with_context(|| format!("reading {}", record.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", record.display()))?;
+    let moves = v.get("moves").and_then(|x| x.as_array()).ok_or_else(|| anyhow!("{}: no moves", record.display()))?;
+    if step > moves.len() {
+        bail!("{}: --step {step} but the record has {} moves", record.display(), moves.len());
+    }
+    let mut s = m.initial_state();
+    let mut next = s.clone();
+    for (i, joint) in moves.iter().take(step).enumerate() {
+        let texts = joint.as_array().ok_or_else(|| anyhow!("move {}: not a list", i + 1))?;
+        let mut js = Vec::new();
+        for (r, t) in texts.iter().enumerate() {
+            let t = t.as_str().ok_or_else(|| anyhow!("move {}: not a string", i + 1))?;
+            js.push(find_move(m, &s, r, t).ok_or_else(|| anyhow!("move {}: {t} is not legal for role {r}", i + 1))?);
+        }
+        if js.len() != m.roles().len() {
+            bail!("move {}: {} moves for {} roles", i + 1, js.len(), m.roles().len());
+        }
+        m.next_state(&s, &js, &mut next);
+        std::mem::swap(&mut s, &mut next);
+    }
+    Ok(s)
+}
+
+fn position<M: StateMachine>(m: &mut M, p: &Position) -> Result<(M::State, String)> {
+    match (&p.moves, &p.record) {
+        (Some(_), Some(_)) => bail!("give --moves or --record, not both"),
+        (None, Some(r)) => {
+            let step = p.step.ok_or_else(|| anyhow!("--record needs --step N"))?;
+            Ok((play_record(m, r, step)?, format!("{} after {step} moves", r.display())))
+        }
+        (Some(text), None) => {
+            let moves = split_moves(text).map_err(|e| anyhow!(e))?;
+            let init = m.initial_state();
+            let s = play_texts(m, &init, &moves).map_err(|e| anyhow!(e))?;
+            Ok((s, format!("after {} moves", moves.len())))
+        }
+        (None, None) => Ok((m.initial_state(), "initial state".into())),
+    }
+}
+
+fn choosers<M: StateMachine>(m: &mut M, s: &M::State) -> Vec<usize> {
+    let mut l = Vec::new();
+    (0..m.roles().len())
+        .filter(|&r| {
+            m.legal_moves(s, r, &mut l);
+            l.len() > 1
+        })
+        .collect()
+}
+
+fn role_index(roles: &[String], name: &str) -> Result<usize> {
+    roles
+        .iter()
+        .position(|r| r.eq_ignore_ascii_case(name))
+        .ok_or_else(|| anyhow!("no role {name}; roles: {}", roles.join(", ")))
+}
+
+fn traps_in<M: StateMachine>(m: &mut M, lows: &[u32], s: M::State, what: &str, o: &TrapsOpts) -> Result<ExitCode> {
+    let roles: Vec<usize> = match &o.role {
+        Some(name) => vec![role_index(m.roles(), name)?],
+        None => choosers(m, &s),
+    };
+    let mut reports: Vec<TrapReport> = Vec::new();
+    for r in roles {
+        let loss = o.loss.unwrap_or(lows[r]);
+        reports.push(TrapSearch::new(m, r, loss, o.budget).analyse(&s, o.depth));
+    }
+    if o.json {
+        println!("{}", json!({"position": what, "reports": reports}));
+    } else {
+        if m.is_terminal(&s) {
+            println!("{what}: terminal, no moves");
+        }
+        if reports.is_empty() && !m.is_terminal(&s) {
+            println!("{what}: no role has a choice");
+        }
+        for r in &reports {
+            println!("{what}: {} to move, depth {} plies, loss = goal <= {}", r.role, r.depth, r.loss);
+            let width = r.moves.iter().map(|v| v.text.len()).max().unwrap_or(0);
+            for v in &r.moves {
+                let verdict = match (v.trap, v.loses) {
+                    (true, _) => format!("TRAP  lost in {}: {}", v.plies.unwrap_or(0), v.refutation.join(", ")),
+                    (false, Some(true)) => format!("loses in {}: {}", v.plies.unwrap_or(0), v.refutation.join(", ")),
+                    (false, Some(false)) => "safe".into(),
+                    (false, None) => "undecided (node budget)".into(),
+                };
+                println!("  {:width$}  {verdict}", v.text);
+            }
+            let traps = r.moves.iter().filter(|v| v.trap).count();
+            let state = if r.lost { " (the position is lost: every move loses)" } else { "" };
+            println!(
+                "{traps} trap(s) among {} moves{state}; {} states searched in {:.1} ms",
+                r.moves.len(),
+                r.nodes,
+                r.ms
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `factotum traps`.
+pub fn traps(game: Option<&Path>, chess: bool, p: &Position, o: &TrapsOpts) -> Result<ExitCode> {
+    if chess {
+        if p.record.is_some() {
+            bail!("--chess takes --moves in SAN, not --record");
+        }
+        let s = play_san(p.moves.as_deref().unwrap_or("")).map_err(|e| anyhow!(e))?;
+        let mut m = ChessMachine::new();
+        let what = format!("chess after {}", p.moves.as_deref().unwrap_or("no moves"));
+        return traps_in(&mut m, &[0, 0], s, &what, o);
+    }
+    let path = game.ok_or_else(|| anyhow!("give a GAME.kif or --chess"))?;
+    match load(path)? {
+        Engine::Propnet(mut m, lows) => {
+            let (s, what) = position(&mut m, p)?;
+            traps_in(&mut m, &lows, s, &what, o)
+        }
+        Engine::Interp(mut m) => {
+            let lows = vec![0; m.roles().len()];
+            let (s, what) = position(&mut m, p)?;
+            traps_in(&mut m, &lows, s, &what, o)
+        }
+    }
+}
+
+pub struct BenchOpts {
+    pub depth: u32,
+    pub states: usize,
+    pub min_ply: usize,
+    pub playouts: usize,
+    pub budget: u64,
+    pub seed: u64,
+    pub json: bool,
+    /// Write every sample (trap state, line, label, similarities) as JSON lines here.
+    pub samples: Option<PathBuf>,
+}
+
+fn write_samples(path: &Path, bench: &str, results: &[TrapStateResult]) -> Result<()> {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("{}", path.display()))?,
+    );
+    for r in results {
+        for s in &r.samples {
+            let sims: serde_json::Map<String, serde_json::Value> =
+                r.measures.iter().zip(&s.sims).map(|(m, v)| (m.clone(), json!(v))).collect();
+            writeln!(f, "{}", json!({"bench": bench, "state": r.name, "line": s.line, "trap": s.trap, "sims": sims}))?;
+        }
+    }
+    Ok(())
+}
+
+/// The measures of the paper's experiment: continuations at depth 1, sequences and tree edit
+/// at depth 2, structural over depth-1 continuations; and structural over depth-2 sequences.
+pub fn bench_measures() -> Vec<Measure> {
+    vec![
+        Measure::Continuations(1),
+        Measure::Continuations(2),
+        Measure::Sequences(2),
+        Measure::TreeEdit(2),
+        Measure::Structural(Base::Continuations(1)),
+    ]
+}
+
+fn print_results(title: &str, results: &[TrapStateResult], json_out: bool) {
+    if json_out {
+        println!("{}", json!({"bench": title, "trap_states": results}));
+        return;
+    }
+    println!("## {title}");
+    println!();
+    println!("| trap state | role | trap moves | positions | kept | undecided | label s |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in results {
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.1} |",
+            r.name,
+            r.role,
+            r.trap_moves.join(" "),
+            r.positions,
+            r.kept,
+            r.undecided,
+            r.label_s
+        );
+    }
+    println!();
+    println!("| trap state | measure | ρ (mean) | false negatives | false positives | µs per comparison |");
+    println!("|---|---|---|---|---|---|");
+    for r in results {
+        for x in &r.rates {
+            println!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.1} |",
+                r.name, x.measure, x.threshold, x.false_negatives, x.false_positives, x.micros
+            );
+        }
+    }
+    if let Some(first) = results.first() {
+        println!();
+        println!("| measure | mean false negatives | mean false positives |");
+        println!("|---|---|---|");
+        for (k, x) in first.rates.iter().enumerate() {
+            let vals: Vec<(f64, f64)> = results
+                .iter()
+                .map(|r| (r.rates[k].false_negatives, r.rates[k].false_positives))
+                .filter(|v| !v.0.is_nan() && !v.1.is_nan())
+                .collect();
+            let n = vals.len().max(1) as f64;
+            println!(
+                "| {} | {:.3} | {:.3} |",
+                x.measure,
+                vals.iter().map(|v| v.0).sum::<f64>() / n,
+                vals.iter().map(|v| v.1).sum::<f64>() / n
+            );
+        }
+    }
+}
+
+/// `factotum trapbench --chess FILE`: trap positions given as `name | depth | SAN moves`
+/// lines.
+pub fn trapbench_chess(file: &Path, o: &BenchOpts) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let mut results = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let parts: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [name, depth, moves] = parts[..] else {
+            bail!("{}: expected `name | depth | moves`, got {line}", file.display());
+        };
+        let depth: u32 = depth.parse().with_context(|| format!("{name}: depth {depth}"))?;
+        let s = play_san(moves).map_err(|e| anyhow!("{name}: {e}"))?;
+        let mut m = ChessMachine::new();
+        let role = if s.turn() == shakmaty::Color::White { 0 } else { 1 };
+        eprintln!("{name}: labelling positions two plies away (depth {depth})...");
+        let r =
+            run_one(&mut m, name, &s, role, depth, 0, o.budget, &bench_measures(), |_, a, b| board_similarity(a, b));
+        results.push(r);
+    }
+    let title = format!("chess traps of {}", file.display());
+    if let Some(p) = &o.samples {
+        write_samples(p, &title, &results)?;
+    }
+    print_results(&title, &results, o.json);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `factotum trapbench GAME.kif`: trap states found by random playouts.
+pub fn trapbench_game(path: &Path, o: &BenchOpts) -> Result<ExitCode> {
+    match load(path)? {
+        Engine::Propnet(mut m, lows) => bench_machine(&mut m, &lows, path, o),
+        Engine::Interp(mut m) => {
+            let lows = vec![0; m.roles().len()];
+            bench_machine(&mut m, &lows, path, o)
+        }
+    }
+}
+
+fn bench_machine<M: StateMachine>(m: &mut M, lows: &[u32], path: &Path, o: &BenchOpts) -> Result<ExitCode> {
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(o.seed);
+    let found = find_trap_states(m, o.states, o.min_ply, o.depth, lows, o.budget, o.playouts, &mut rng);
+    if found.is_empty() {
+        eprintln!("{}: no trap state of depth {} found in {} playouts", path.display(), o.depth, o.playouts);
+        return Ok(ExitCode::from(1));
+    }
+    let mut results = Vec::new();
+    for (i, (role, line, s)) in found.iter().enumerate() {
+        let name = format!("#{} (ply {})", i + 1, line.len());
+        eprintln!("{}: trap state {name}: labelling positions two plies away...", path.display());
+        let r = run_one(m, &name, s, *role, o.depth, lows[*role], o.budget, &bench_measures(), facts_similarity);
+        results.push(r);
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let title = format!("{stem}: trap depth {}, seed {}", o.depth, o.seed);
+    if let Some(p) = &o.samples {
+        write_samples(p, &title, &results)?;
+    }
+    print_results(&title, &results, o.json);
+    Ok(ExitCode::SUCCESS)
+}
