@@ -100,6 +100,41 @@ fn zhang_shasha(a: &Post, b: &Post) -> usize {
     };
     let (ka, kb) = (keyroots(a), keyroots(b));
     let mut td = vec![0u32; n * m];
+    // A single node against a subtree T costs |T| − 1 if T holds its label (map it there,
+    // insert the rest), else |T|: the rows and columns of keyroots that are leaves are
+    // filled directly, and the dynamic programme runs only over pairs of inner keyroots.
+    // In shallow, wide game trees almost every keyroot is a leaf.
+    let leaf_lines = |x: &Post, leaves: &[usize], y: &Post, td: &mut [u32], x_is_a: bool| {
+        let (nx, ny) = (x.label.len(), y.label.len());
+        let mut counts = vec![0u32; ny + 1];
+        let mut by_label: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &i in leaves {
+            let label = x.label[i];
+            let line = by_label.entry(label).or_insert_with(|| {
+                // counts[k] = nodes of y before k with this label.
+                for k in 0..ny {
+                    counts[k + 1] = counts[k] + u32::from(y.label[k] == label);
+                }
+                (0..ny)
+                    .map(|j1| {
+                        let size = (j1 - y.leftmost[j1] + 1) as u32;
+                        size - u32::from(counts[j1 + 1] > counts[y.leftmost[j1]])
+                    })
+                    .collect()
+            });
+            for (j1, &v) in line.iter().enumerate() {
+                if x_is_a {
+                    td[i * ny + j1] = v;
+                } else {
+                    td[j1 * nx + i] = v;
+                }
+            }
+        }
+    };
+    let (leaves_a, ka): (Vec<usize>, Vec<usize>) = ka.into_iter().partition(|&i| a.leftmost[i] == i);
+    let (leaves_b, kb): (Vec<usize>, Vec<usize>) = kb.into_iter().partition(|&j| b.leftmost[j] == j);
+    leaf_lines(a, &leaves_a, b, &mut td, true);
+    leaf_lines(b, &leaves_b, a, &mut td, false);
     let mut fd: Vec<u32> = Vec::new();
     for &i in &ka {
         for &j in &kb {

@@ -2,6 +2,7 @@
 //! properties on tic-tac-toe.
 
 use super::*;
+use rand::Rng;
 
 /// Figure 1 (the picture was lost in extraction), rebuilt from what section 2 states:
 /// M₁² = {a,b,c,d,e,f}, M₂² = {a,b,c,d,e,g,h}; T′₁ = {ac², ad, ae, af, bc², bd},
@@ -177,4 +178,85 @@ fn tictactoe_table1_properties() {
     let ab = s(a2, b1);
     assert!(ab > 0.5 && ab < 1.0, "{ab}");
     assert!(close(ab, s(a2, b3)));
+}
+
+/// The textbook recursion on ordered forests (delete or insert the rightmost root, or map
+/// the two rightmost roots), memoised: the reference the keyroot programme must agree with.
+fn naive_forest(f: &[Nested], g: &[Nested], memo: &mut HashMap<(String, String), usize>) -> usize {
+    fn size(f: &[Nested]) -> usize {
+        f.iter().map(|t| 1 + size(&t.1)).sum()
+    }
+    fn key(f: &[Nested]) -> String {
+        f.iter().map(|t| format!("{}({})", t.0, key(&t.1))).collect::<Vec<_>>().join(",")
+    }
+    if f.is_empty() {
+        return size(g);
+    }
+    if g.is_empty() {
+        return size(f);
+    }
+    let k = (key(f), key(g));
+    if let Some(&v) = memo.get(&k) {
+        return v;
+    }
+    let (fl, gl) = (f.last().unwrap(), g.last().unwrap());
+    let mut f_del: Vec<Nested> = f[..f.len() - 1].to_vec();
+    f_del.extend(fl.1.iter().cloned());
+    let mut g_del: Vec<Nested> = g[..g.len() - 1].to_vec();
+    g_del.extend(gl.1.iter().cloned());
+    let a = naive_forest(&f_del, g, memo) + 1;
+    let b = naive_forest(f, &g_del, memo) + 1;
+    let c = naive_forest(&f[..f.len() - 1], &g[..g.len() - 1], memo)
+        + naive_forest(&fl.1, &gl.1, memo)
+        + usize::from(fl.0 != gl.0);
+    let v = a.min(b).min(c);
+    memo.insert(k, v);
+    v
+}
+
+/// Sorts a nested tree into the canonical order of [`ted`]: children by (their children's
+/// keys, their label), where labels compare by text.
+fn canonical_nested(t: &[Nested]) -> (Vec<Nested>, Vec<String>) {
+    let mut kids: Vec<(Vec<String>, Nested)> = t
+        .iter()
+        .map(|k| {
+            let (sorted, key) = canonical_nested(&k.1);
+            // Tokens ordered as in `ted`: a label < CLOSE < OPEN, labels by text.
+            let mut full = vec!["\u{3}".to_string()];
+            full.extend(key);
+            full.push("\u{2}".into());
+            full.push(format!("\u{1}{}", k.0));
+            (full, Nested(k.0.clone(), sorted))
+        })
+        .collect();
+    kids.sort_by(|x, y| x.0.cmp(&y.0));
+    let key: Vec<String> = kids.iter().flat_map(|k| k.0.clone()).collect();
+    (kids.into_iter().map(|k| k.1).collect(), key)
+}
+
+fn random_forest(rng: &mut impl rand::Rng, depth: u32) -> Vec<Nested> {
+    let width = rng.gen_range(0..4);
+    (0..width)
+        .map(|_| {
+            let label = ["a", "b", "c"][rng.gen_range(0..3)];
+            let kids = if depth > 1 { random_forest(rng, depth - 1) } else { vec![] };
+            n(label, kids)
+        })
+        .collect()
+}
+
+#[test]
+fn keyroot_programme_agrees_with_the_recursion() {
+    use rand::SeedableRng;
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    for _ in 0..300 {
+        let depth = rng.gen_range(1..4);
+        let (f, g) = (random_forest(&mut rng, depth), random_forest(&mut rng, depth));
+        let mut l = Labels::new();
+        let (ta, tb) = (LocalTree::from_nested(&f, &mut l), LocalTree::from_nested(&g, &mut l));
+        let got = ted::edit_distance(ta.root(), tb.root(), &l).unwrap();
+        let (cf, cg) = (canonical_nested(&f).0, canonical_nested(&g).0);
+        let want = naive_forest(&cf, &cg, &mut HashMap::new());
+        assert_eq!(got, want, "{f:?} vs {g:?}");
+    }
 }
