@@ -185,6 +185,12 @@ enum Cmd {
         seed: u64,
         #[arg(long)]
         json: bool,
+        /// Positions two plies away compared per trap state (a uniform sample beyond).
+        #[arg(long, default_value_t = 1500)]
+        max_positions: usize,
+        /// Also compare outcomes at this depth (trees are expanded that deep; 0: no).
+        #[arg(long, default_value_t = 0)]
+        deep: u32,
         /// Append every sample (label and similarities) as JSON lines to this file.
         #[arg(long)]
         samples: Option<PathBuf>,
@@ -477,8 +483,32 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
         }
-        Cmd::Trapbench { game, chess, depth, states, min_ply, playouts, budget, seed, json, samples } => {
-            let o = traps_cmd::BenchOpts { depth, states, min_ply, playouts, budget, seed, json, samples };
+        Cmd::Trapbench {
+            game,
+            chess,
+            depth,
+            states,
+            min_ply,
+            playouts,
+            budget,
+            seed,
+            json,
+            max_positions,
+            deep,
+            samples,
+        } => {
+            let o = traps_cmd::BenchOpts {
+                depth,
+                states,
+                min_ply,
+                playouts,
+                budget,
+                seed,
+                json,
+                max_positions,
+                deep,
+                samples,
+            };
             match (game, chess) {
                 (None, Some(file)) => traps_cmd::trapbench_chess(&file, &o),
                 (Some(game), None) => traps_cmd::trapbench_game(&game, &o),

@@ -8,7 +8,7 @@ use factotum::machine::{find_move, play_texts, split_moves, StateMachine};
 use factotum::propnet::{self, Budget, Compiled, PropnetMachine};
 use factotum::similarity::chess::{board_similarity, play_san, ChessMachine};
 use factotum::similarity::{Base, Measure};
-use factotum::traps::bench::{facts_similarity, find_trap_states, run_one, TrapStateResult};
+use factotum::traps::bench::{facts_similarity, find_trap_states, learned_threshold, run_one, TrapStateResult};
 use factotum::traps::{TrapReport, TrapSearch};
 use rand::SeedableRng;
 use serde_json::json;
@@ -195,6 +195,10 @@ pub struct BenchOpts {
     pub budget: u64,
     pub seed: u64,
     pub json: bool,
+    /// Positions two plies away compared per trap state (a uniform sample beyond).
+    pub max_positions: usize,
+    /// Also compare outcomes at this depth (0: no).
+    pub deep: u32,
     /// Write every sample (trap state, line, label, similarities) as JSON lines here.
     pub samples: Option<PathBuf>,
 }
@@ -218,37 +222,62 @@ fn write_samples(path: &Path, bench: &str, results: &[TrapStateResult]) -> Resul
     Ok(())
 }
 
-/// The measures of the paper's experiment: continuations at depth 1, sequences and tree edit
-/// at depth 2, structural over depth-1 continuations; and structural over depth-2 sequences.
-pub fn bench_measures() -> Vec<Measure> {
-    vec![
+/// The measures of the paper's experiment (continuations at depth 1, sequences and tree edit
+/// at depth 2, structural over depth-1 continuations), continuations at depth 2, and our
+/// outcomes at depth 2.
+/// With `deep > 2`, outcomes at that depth too (the trees are then expanded that deep).
+pub fn bench_measures(deep: u32) -> Vec<Measure> {
+    let mut v = vec![
         Measure::Continuations(1),
         Measure::Continuations(2),
         Measure::Sequences(2),
         Measure::TreeEdit(2),
         Measure::Structural(Base::Continuations(1)),
-    ]
+        Measure::Outcomes(2),
+    ];
+    if deep > 2 {
+        v.push(Measure::Outcomes(deep));
+    }
+    v
 }
 
+/// The false-negative rate a learned threshold aims at (the issue's goal: below 15%).
+const TARGET_FN: f64 = 0.15;
+
 fn print_results(title: &str, results: &[TrapStateResult], json_out: bool) {
+    let learned: Vec<serde_json::Value> = results
+        .first()
+        .map(|r| {
+            r.measures
+                .iter()
+                .enumerate()
+                .map(|(k, name)| match learned_threshold(results, k, TARGET_FN) {
+                    Some((f, p, c)) => json!({"measure": name, "false_negatives": f, "false_positives": p, "c": c}),
+                    None => json!({"measure": name}),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     if json_out {
-        println!("{}", json!({"bench": title, "trap_states": results}));
+        println!("{}", json!({"bench": title, "trap_states": results, "learned": learned, "target_fn": TARGET_FN}));
         return;
     }
     println!("## {title}");
     println!();
-    println!("| trap state | role | trap moves | positions | kept | undecided | label s |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| trap state | role | trap moves | positions (sampled of) | kept | undecided | label s | µs to expand a tree |");
+    println!("|---|---|---|---|---|---|---|---|");
     for r in results {
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {} of {} | {} | {} | {:.1} | {:.0} |",
             r.name,
             r.role,
             r.trap_moves.join(" "),
             r.positions,
+            r.all_positions,
             r.kept,
             r.undecided,
-            r.label_s
+            r.label_s,
+            r.expand_micros
         );
     }
     println!();
@@ -280,6 +309,22 @@ fn print_results(title: &str, results: &[TrapStateResult], json_out: bool) {
                 vals.iter().map(|v| v.1).sum::<f64>() / n
             );
         }
+        println!();
+        println!(
+            "Learned threshold ρ = mean + c·sd, c chosen on the other trap states for false negatives ≤ {TARGET_FN} \
+             (leave one trap state out):"
+        );
+        println!();
+        println!("| measure | c (all states) | held-out false negatives | held-out false positives |");
+        println!("|---|---|---|---|");
+        for l in &learned {
+            match (l["c"].as_f64(), l["false_negatives"].as_f64(), l["false_positives"].as_f64()) {
+                (Some(c), Some(f), Some(p)) => {
+                    println!("| {} | {c:.3} | {f:.3} | {p:.3} |", l["measure"].as_str().unwrap_or(""))
+                }
+                _ => println!("| {} | - | - | - |", l["measure"].as_str().unwrap_or("")),
+            }
+        }
     }
 }
 
@@ -298,8 +343,20 @@ pub fn trapbench_chess(file: &Path, o: &BenchOpts) -> Result<ExitCode> {
         let mut m = ChessMachine::new();
         let role = if s.turn() == shakmaty::Color::White { 0 } else { 1 };
         eprintln!("{name}: labelling positions two plies away (depth {depth})...");
-        let r =
-            run_one(&mut m, name, &s, role, depth, 0, o.budget, &bench_measures(), |_, a, b| board_similarity(a, b));
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(o.seed);
+        let r = run_one(
+            &mut m,
+            name,
+            &s,
+            role,
+            depth,
+            0,
+            o.budget,
+            o.max_positions,
+            &mut rng,
+            &bench_measures(o.deep),
+            |_, a, b| board_similarity(a, b),
+        );
         results.push(r);
     }
     let title = format!("chess traps of {}", file.display());
@@ -332,7 +389,19 @@ fn bench_machine<M: StateMachine>(m: &mut M, lows: &[u32], path: &Path, o: &Benc
     for (i, (role, line, s)) in found.iter().enumerate() {
         let name = format!("#{} (ply {})", i + 1, line.len());
         eprintln!("{}: trap state {name}: labelling positions two plies away...", path.display());
-        let r = run_one(m, &name, s, *role, o.depth, lows[*role], o.budget, &bench_measures(), facts_similarity);
+        let r = run_one(
+            m,
+            &name,
+            s,
+            *role,
+            o.depth,
+            lows[*role],
+            o.budget,
+            o.max_positions,
+            &mut rng,
+            &bench_measures(o.deep),
+            facts_similarity,
+        );
         results.push(r);
     }
     let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();

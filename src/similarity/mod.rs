@@ -22,6 +22,8 @@
 //!   similarity to its own parent under a base measure, children of the two positions paired
 //!   by an optimal assignment (Kuhn–Munkres, from the `pathfinding` crate), S = 1 − (|c₁ − c₂|
 //!   + Σ|P₁ᵢ − P₂ⱼ|) / max(c₁, c₂).
+//! - [`outcomes`] (ours): P_seq over the sequences that end the game within the depth, with
+//!   their rewards: how alike the tactics of two positions are.
 //! - [`move_matching`]: the moves of two positions paired by that assignment (the paper's
 //!   *move matching*), and [`match_counts`], the pairs over the first two plies by frequency.
 //!
@@ -61,6 +63,8 @@ pub enum Measure {
     TreeEdit(u32),
     /// Structural similarity over a base measure.
     Structural(Base),
+    /// Similarity of outcomes ([`outcomes`]): ours, not the paper's.
+    Outcomes(u32),
 }
 
 /// The base measure of structural similarity: one of the three tree measures at a depth.
@@ -85,7 +89,7 @@ impl Measure {
     /// Plies of tree the measure reads below a position.
     pub fn depth(self) -> u32 {
         match self {
-            Measure::Continuations(d) | Measure::Sequences(d) | Measure::TreeEdit(d) => d,
+            Measure::Continuations(d) | Measure::Sequences(d) | Measure::TreeEdit(d) | Measure::Outcomes(d) => d,
             Measure::Structural(b) => b.measure().depth() + 1,
         }
     }
@@ -96,6 +100,7 @@ impl Measure {
             Measure::Sequences(d) => format!("sequences d={d}"),
             Measure::TreeEdit(d) => format!("tree-edit d={d}"),
             Measure::Structural(b) => format!("structural over {}", b.measure().name()),
+            Measure::Outcomes(d) => format!("outcomes d={d}"),
         }
     }
 
@@ -108,6 +113,7 @@ impl Measure {
             Measure::Sequences(_) => Some(sequences(a, b)),
             Measure::TreeEdit(_) => tree_edit(a, b, labels),
             Measure::Structural(base) => structural(a, b, base, labels).map(|s| s.similarity),
+            Measure::Outcomes(_) => Some(outcomes(a, b)),
         }
     }
 }
@@ -154,36 +160,78 @@ pub fn continuations(a: Sub, b: Sub) -> f64 {
 /// the subtree's depth or a terminal one) as a sorted multiset of moves, with the number of
 /// sequences that simplify to it (its multiplicity k).
 pub fn simplified(s: Sub) -> HashMap<Vec<u32>, u32> {
+    simplify(s, false)
+}
+
+/// The sequences of a subtree that end in a terminal position, simplified as in
+/// [`simplified`], each with the view role's reward at its end as one more element.
+pub fn outcome_sequences(s: Sub) -> HashMap<Vec<u32>, u32> {
+    simplify(s, true)
+}
+
+/// Rewards are keyed above every label and below the tree-edit tokens: 0..=1000 per mille.
+const REWARD_KEY: u32 = u32::MAX - 2000;
+
+fn simplify(s: Sub, outcomes: bool) -> HashMap<Vec<u32>, u32> {
     let mut out: HashMap<Vec<u32>, u32> = HashMap::new();
     let mut path = Vec::new();
-    fn walk(s: Sub, node: u32, left: u32, path: &mut Vec<u32>, out: &mut HashMap<Vec<u32>, u32>) {
+    fn walk(s: Sub, node: u32, left: u32, path: &mut Vec<u32>, outcomes: bool, out: &mut HashMap<Vec<u32>, u32>) {
         let kids = s.tree.children(node);
         if left == 0 || kids.is_empty() {
             if !path.is_empty() {
                 let mut seq = path.clone();
                 seq.sort_unstable();
+                if outcomes {
+                    match s.tree.reward(node) {
+                        Some(r) => seq.push(REWARD_KEY + (r.clamp(0.0, 1.0) * 1000.0).round() as u32),
+                        None => return,
+                    }
+                }
                 *out.entry(seq).or_insert(0) += 1;
             }
             return;
         }
         for c in kids {
             path.push(s.tree.label(c));
-            walk(s, c, left - 1, path, out);
+            walk(s, c, left - 1, path, outcomes, out);
             path.pop();
         }
     }
-    walk(s, s.node, s.depth, &mut path, &mut out);
+    walk(s, s.node, s.depth, &mut path, outcomes, &mut out);
     out
+}
+
+/// Shared weight of two simplified trees: Σ over keys in both of (k₁ + k₂), and Σk₁ + Σk₂.
+fn shared_weight(x: &HashMap<Vec<u32>, u32>, y: &HashMap<Vec<u32>, u32>) -> (u64, u64) {
+    let total: u64 = x.values().chain(y.values()).map(|&k| k as u64).sum();
+    let shared: u64 = x.iter().filter_map(|(s, &k1)| y.get(s).map(|&k2| (k1 + k2) as u64)).sum();
+    (shared, total)
+}
+
+/// Similarity of outcomes (ours, extending section 2.4 from terminal positions to the
+/// local tree): P_seq over the sequences that end the game within the depth, each with the
+/// reward it ends in. Two positions whose trees end nowhere within the depth score 1; a
+/// terminal position against another compares by [`terminal`]. It looks at what the
+/// tactics of a position are (which move sequences win or lose, for whom) and at nothing
+/// else.
+pub fn outcomes(a: Sub, b: Sub) -> f64 {
+    if a.reward().is_some() || b.reward().is_some() {
+        return terminal(a.reward(), b.reward());
+    }
+    let (shared, total) = shared_weight(&outcome_sequences(a), &outcome_sequences(b));
+    if total == 0 {
+        1.0
+    } else {
+        shared as f64 / total as f64
+    }
 }
 
 /// P_seq: Σ over sequences in both simplified trees of (k₁ + k₂), over Σk₁ + Σk₂.
 pub fn sequences(a: Sub, b: Sub) -> f64 {
-    let (x, y) = (simplified(a), simplified(b));
-    let total: u64 = x.values().chain(y.values()).map(|&k| k as u64).sum();
+    let (shared, total) = shared_weight(&simplified(a), &simplified(b));
     if total == 0 {
         return terminal(a.reward(), b.reward());
     }
-    let shared: u64 = x.iter().filter_map(|(s, &k1)| y.get(s).map(|&k2| (k1 + k2) as u64)).sum();
     shared as f64 / total as f64
 }
 

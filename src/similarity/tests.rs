@@ -173,6 +173,16 @@ fn tictactoe_table1_properties() {
         assert!(close(s(x, x), 1.0));
     }
     assert!(close(s(c2, c2), 1.0));
+    // Outcomes: after B1 or B3 the same x reply, A2, wins at once; after A2 nothing ends
+    // the game within one ply.
+    let o1 = |x: Sub, y: Sub| Measure::Outcomes(1).similarity(x, y, &labels).unwrap();
+    assert!(close(o1(b1, b3), 1.0));
+    assert!(close(o1(b1, a2), 0.0));
+    assert!(close(o1(a2, a2), 1.0));
+    assert!(close(o1(c2, c2), 1.0) && close(o1(c2, b1), 0.0));
+    let seqs = outcome_sequences(b1.to_depth(1));
+    assert_eq!(seqs.len(), 1);
+    assert_eq!(seqs.values().sum::<u32>(), 1);
     // A2 is like B1 but not the same: every x reply to A2 leaves o two moves, while after
     // B1 one x reply (A2) wins at once.
     let ab = s(a2, b1);

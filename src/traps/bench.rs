@@ -46,6 +46,8 @@ pub struct TrapStateResult {
     pub name: String,
     pub role: String,
     pub trap_moves: Vec<String>,
+    /// Distinct positions two plies away, and how many of them were sampled.
+    pub all_positions: usize,
     pub positions: usize,
     pub kept: usize,
     pub undecided: usize,
@@ -98,6 +100,8 @@ pub fn run_one<M, F>(
     depth: u32,
     loss: u32,
     budget: u64,
+    max_positions: usize,
+    rng: &mut impl rand::Rng,
     measures: &[Measure],
     control: F,
 ) -> TrapStateResult
@@ -109,7 +113,14 @@ where
     let role_name = m.roles()[role].clone();
     let t_report = TrapSearch::new(m, role, loss, budget).analyse(t, depth);
     let trap_moves: Vec<String> = t_report.moves.iter().filter(|v| v.trap).map(|v| v.text.clone()).collect();
-    let positions = two_plies(m, t);
+    let mut positions = two_plies(m, t);
+    let all_positions = positions.len();
+    if positions.len() > max_positions {
+        // A uniform sample without replacement, in the original order.
+        let mut keep = rand::seq::index::sample(rng, positions.len(), max_positions).into_vec();
+        keep.sort_unstable();
+        positions = keep.into_iter().map(|i| positions[i].clone()).collect();
+    }
     // Label every position with the trap finder (one table for all of them).
     let t0 = Instant::now();
     let mut labels_trap = Vec::with_capacity(positions.len());
@@ -120,31 +131,35 @@ where
         }
     }
     let label_s = t0.elapsed().as_secs_f64();
-    // Local trees, deep enough for every measure.
+    // Local trees, deep enough for every measure, expanded one position at a time (deep
+    // trees of a thousand positions would not fit in memory together).
     let tree_depth = measures.iter().map(|x| x.depth()).max().unwrap_or(1);
     let mut labels = Labels::new();
-    let t1 = Instant::now();
-    let (t_tree, trees) = {
-        let mut view = crate::similarity::machine::MachineView::new(m, role);
-        let t_tree = LocalTree::expand(&mut view, t, tree_depth, &mut labels);
-        let trees: Vec<LocalTree> =
-            positions.iter().map(|(_, p)| LocalTree::expand(&mut view, p, tree_depth, &mut labels)).collect();
-        (t_tree, trees)
-    };
-    let expand_micros = t1.elapsed().as_secs_f64() * 1e6 / (positions.len() + 1) as f64;
     let mut samples: Vec<Sample> = positions
         .iter()
         .zip(&labels_trap)
         .map(|((line, _), &trap)| Sample { line: line.clone(), trap, sims: Vec::new() })
         .collect();
-    let mut micros = Vec::new();
-    for measure in measures {
-        let t2 = Instant::now();
-        for (i, tree) in trees.iter().enumerate() {
-            samples[i].sims.push(measure.similarity(t_tree.root(), tree.root(), &labels));
+    let mut spent = vec![0.0f64; measures.len()];
+    let mut expand_s = 0.0;
+    {
+        let mut view = crate::similarity::machine::MachineView::new(m, role);
+        let t1 = Instant::now();
+        let t_tree = LocalTree::expand(&mut view, t, tree_depth, &mut labels);
+        expand_s += t1.elapsed().as_secs_f64();
+        for (i, (_, p)) in positions.iter().enumerate() {
+            let t1 = Instant::now();
+            let tree = LocalTree::expand(&mut view, p, tree_depth, &mut labels);
+            expand_s += t1.elapsed().as_secs_f64();
+            for (k, measure) in measures.iter().enumerate() {
+                let t2 = Instant::now();
+                samples[i].sims.push(measure.similarity(t_tree.root(), tree.root(), &labels));
+                spent[k] += t2.elapsed().as_secs_f64();
+            }
         }
-        micros.push(t2.elapsed().as_secs_f64() * 1e6 / trees.len().max(1) as f64);
     }
+    let expand_micros = expand_s * 1e6 / (positions.len() + 1) as f64;
+    let mut micros: Vec<f64> = spent.iter().map(|s| s * 1e6 / positions.len().max(1) as f64).collect();
     let t3 = Instant::now();
     for (i, (_, p)) in positions.iter().enumerate() {
         samples[i].sims.push(Some(control(m, t, p)));
@@ -157,6 +172,7 @@ where
         name: name.to_string(),
         role: role_name,
         trap_moves,
+        all_positions,
         positions: positions.len(),
         kept: labels_trap.iter().filter(|&&x| x == Some(true)).count(),
         undecided: labels_trap.iter().filter(|x| x.is_none()).count(),
@@ -257,4 +273,52 @@ pub fn find_trap_states<M: StateMachine, R: rand::Rng>(
         }
     }
     out
+}
+
+/// A threshold learned instead of the mean: ρ = mean + c·(standard deviation) of a trap
+/// state's similarities, with c chosen on the *other* trap states (leave one out) as the
+/// largest c whose mean false-negative rate there is at most `target_fn`. Returns the mean
+/// false-negative and false-positive rates on the held-out states and the c chosen on all
+/// states; `None` with fewer than two trap states that have both classes.
+pub fn learned_threshold(results: &[TrapStateResult], k: usize, target_fn: f64) -> Option<(f64, f64, f64)> {
+    // Per trap state: its decided samples with a value, mean and deviation.
+    let states: Vec<(Vec<(bool, f64)>, f64, f64)> = results
+        .iter()
+        .filter_map(|r| {
+            let vals: Vec<(bool, f64)> = r.samples.iter().filter_map(|s| Some((s.trap?, s.sims[k]?))).collect();
+            if !vals.iter().any(|v| v.0) || !vals.iter().any(|v| !v.0) {
+                return None;
+            }
+            let mean = vals.iter().map(|v| v.1).sum::<f64>() / vals.len() as f64;
+            let var = vals.iter().map(|v| (v.1 - mean).powi(2)).sum::<f64>() / vals.len() as f64;
+            Some((vals, mean, var.sqrt()))
+        })
+        .collect();
+    if states.len() < 2 {
+        return None;
+    }
+    let grid: Vec<f64> = (0..=320).map(|i| -4.0 + i as f64 * 0.025).collect();
+    let choose = |train: &[&(Vec<(bool, f64)>, f64, f64)]| -> f64 {
+        let mut best = grid[0];
+        for &c in &grid {
+            let fnr = train.iter().map(|s| rates_at(&s.0, s.1 + c * s.2).0).sum::<f64>() / train.len() as f64;
+            if fnr <= target_fn {
+                best = c;
+            }
+        }
+        best
+    };
+    let (mut fn_sum, mut fp_sum) = (0.0, 0.0);
+    for h in 0..states.len() {
+        let train: Vec<&(Vec<(bool, f64)>, f64, f64)> =
+            states.iter().enumerate().filter(|(i, _)| *i != h).map(|(_, s)| s).collect();
+        let c = choose(&train);
+        let s = &states[h];
+        let (f, p) = rates_at(&s.0, s.1 + c * s.2);
+        fn_sum += f;
+        fp_sum += p;
+    }
+    let all: Vec<&(Vec<(bool, f64)>, f64, f64)> = states.iter().collect();
+    let n = states.len() as f64;
+    Some((fn_sum / n, fp_sum / n, choose(&all)))
 }

@@ -67,3 +67,62 @@ fn chess_budapest_trap() {
     assert_eq!(v.refutation, vec!["Bxf2".to_string()]);
     assert!(r.moves.iter().any(|v| !v.trap));
 }
+
+#[test]
+fn two_plies_lists_distinct_positions() {
+    let mut m = tictactoe();
+    let init = m.initial_state();
+    // 9 × 8 first two moves, all distinct.
+    assert_eq!(bench::two_plies(&mut m, &init).len(), 72);
+    // Transpositions are counted once: x (1 1) o (2 2) and the same position by another
+    // order cannot happen in two plies, but two plies from a position two plies further on
+    // can reach terminal positions after one ply, which end the line.
+    let s = play_texts(&mut m, &init, &split_moves("(mark 1 1) (mark 2 1) (mark 1 2) (mark 2 2)").unwrap()).unwrap();
+    let p = bench::two_plies(&mut m, &s);
+    assert!(p.iter().any(|(line, _)| line.len() == 1), "x wins at (1 3) at once");
+    assert!(p.iter().all(|(line, _)| line.len() == 2 || line[0] == "( mark 1 3 )"));
+}
+
+#[test]
+fn rates_flag_at_or_above_the_threshold() {
+    let vals = [(true, 0.9), (true, 0.4), (false, 0.5), (false, 0.2), (false, 0.6)];
+    let (f, p) = bench::rates_at(&vals, 0.5);
+    assert!((f - 0.5).abs() < 1e-12, "the trap at 0.4 is missed");
+    assert!((p - 2.0 / 3.0).abs() < 1e-12, "0.5 and 0.6 are flagged");
+    // A measure that says nothing flags everything.
+    let flat = [(true, 0.7), (false, 0.7)];
+    assert_eq!(bench::rates_at(&flat, 0.7), (0.0, 1.0));
+}
+
+#[test]
+fn learned_threshold_is_chosen_on_the_other_states() {
+    let state = |vals: &[(bool, f64)]| bench::TrapStateResult {
+        name: String::new(),
+        role: String::new(),
+        trap_moves: vec![],
+        all_positions: vals.len(),
+        positions: vals.len(),
+        kept: 0,
+        undecided: 0,
+        rates: vec![],
+        expand_micros: 0.0,
+        label_s: 0.0,
+        measures: vec!["m".into()],
+        samples: vals
+            .iter()
+            .map(|&(t, v)| bench::Sample { line: vec![], trap: Some(t), sims: vec![Some(v)] })
+            .collect(),
+    };
+    // Traps sit high in every state: a threshold a little below the top separates them.
+    let results: Vec<_> = (0..3)
+        .map(|i| {
+            let shift = i as f64 * 0.01;
+            state(&[(true, 0.9 + shift), (true, 0.85 + shift), (false, 0.5), (false, 0.4), (false, 0.3), (false, 0.35)])
+        })
+        .collect();
+    let (f, p, c) = bench::learned_threshold(&results, 0, 0.15).unwrap();
+    assert_eq!(f, 0.0);
+    assert_eq!(p, 0.0);
+    assert!(c > 0.0, "{c}");
+    assert!(bench::learned_threshold(&results[..1], 0, 0.15).is_none());
+}
