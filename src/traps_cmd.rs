@@ -223,8 +223,8 @@ fn write_samples(path: &Path, bench: &str, results: &[TrapStateResult]) -> Resul
 }
 
 /// The measures of the paper's experiment (continuations at depth 1, sequences and tree edit
-/// at depth 2, structural over depth-1 continuations), continuations at depth 2, and our
-/// outcomes at depth 2.
+/// at depth 2, structural over depth-1 continuations), continuations at depth 2, and ours
+/// (outcomes, outcome shapes, tactics) at depth 2.
 /// With `deep > 2`, outcomes at that depth too (the trees are then expanded that deep).
 pub fn bench_measures(deep: u32) -> Vec<Measure> {
     let mut v = vec![
@@ -234,9 +234,13 @@ pub fn bench_measures(deep: u32) -> Vec<Measure> {
         Measure::TreeEdit(2),
         Measure::Structural(Base::Continuations(1)),
         Measure::Outcomes(2),
+        Measure::OutcomeShapes(2),
+        Measure::Tactics(2),
     ];
     if deep > 2 {
         v.push(Measure::Outcomes(deep));
+        v.push(Measure::OutcomeShapes(deep));
+        v.push(Measure::Tactics(deep));
     }
     v
 }

@@ -24,6 +24,8 @@
 //!   + Σ|P₁ᵢ − P₂ⱼ|) / max(c₁, c₂).
 //! - [`outcomes`] (ours): P_seq over the sequences that end the game within the depth, with
 //!   their rewards: how alike the tactics of two positions are.
+//! - [`outcome_shapes`] (ours): the same without the moves: how many sequences end the game
+//!   at each depth with each reward; [`tactics`] (ours): the larger of the two.
 //! - [`move_matching`]: the moves of two positions paired by that assignment (the paper's
 //!   *move matching*), and [`match_counts`], the pairs over the first two plies by frequency.
 //!
@@ -65,6 +67,10 @@ pub enum Measure {
     Structural(Base),
     /// Similarity of outcomes ([`outcomes`]): ours, not the paper's.
     Outcomes(u32),
+    /// Similarity of outcome shapes ([`outcome_shapes`]): ours.
+    OutcomeShapes(u32),
+    /// Tactical similarity ([`tactics`]): ours.
+    Tactics(u32),
 }
 
 /// The base measure of structural similarity: one of the three tree measures at a depth.
@@ -89,7 +95,12 @@ impl Measure {
     /// Plies of tree the measure reads below a position.
     pub fn depth(self) -> u32 {
         match self {
-            Measure::Continuations(d) | Measure::Sequences(d) | Measure::TreeEdit(d) | Measure::Outcomes(d) => d,
+            Measure::Continuations(d)
+            | Measure::Sequences(d)
+            | Measure::TreeEdit(d)
+            | Measure::Outcomes(d)
+            | Measure::OutcomeShapes(d)
+            | Measure::Tactics(d) => d,
             Measure::Structural(b) => b.measure().depth() + 1,
         }
     }
@@ -101,6 +112,8 @@ impl Measure {
             Measure::TreeEdit(d) => format!("tree-edit d={d}"),
             Measure::Structural(b) => format!("structural over {}", b.measure().name()),
             Measure::Outcomes(d) => format!("outcomes d={d}"),
+            Measure::OutcomeShapes(d) => format!("outcome shapes d={d}"),
+            Measure::Tactics(d) => format!("tactics d={d}"),
         }
     }
 
@@ -114,6 +127,8 @@ impl Measure {
             Measure::TreeEdit(_) => tree_edit(a, b, labels),
             Measure::Structural(base) => structural(a, b, base, labels).map(|s| s.similarity),
             Measure::Outcomes(_) => Some(outcomes(a, b)),
+            Measure::OutcomeShapes(_) => Some(outcome_shapes(a, b)),
+            Measure::Tactics(_) => Some(tactics(a, b)),
         }
     }
 }
@@ -199,6 +214,54 @@ fn simplify(s: Sub, outcomes: bool) -> HashMap<Vec<u32>, u32> {
     }
     walk(s, s.node, s.depth, &mut path, outcomes, &mut out);
     out
+}
+
+/// The shape of a subtree's outcomes: how many sequences end the game at each depth with
+/// each reward (per mille), moves not looked at.
+pub fn outcome_shape(s: Sub) -> HashMap<(u32, u32), u32> {
+    let mut out = HashMap::new();
+    s.for_each_below(|node, depth| {
+        if let Some(r) = s.tree.reward(node) {
+            *out.entry((depth, (r.clamp(0.0, 1.0) * 1000.0).round() as u32)).or_insert(0) += 1;
+        }
+    });
+    out
+}
+
+/// Similarity of outcome shapes (ours): the weighted Jaccard index Σ min / Σ max of two
+/// [`outcome_shape`]s; 1 where neither tree ends within the depth. Unlike [`outcomes`] it
+/// does not ask that the same moves end the game, only that as many sequences end it as
+/// soon and as well: a label-free measure, in the spirit of structural similarity.
+pub fn outcome_shapes(a: Sub, b: Sub) -> f64 {
+    if a.reward().is_some() || b.reward().is_some() {
+        return terminal(a.reward(), b.reward());
+    }
+    let (x, y) = (outcome_shape(a), outcome_shape(b));
+    let (mut lo, mut hi) = (0u64, 0u64);
+    for (k, &v) in &x {
+        let w = y.get(k).copied().unwrap_or(0);
+        lo += v.min(w) as u64;
+        hi += v.max(w) as u64;
+    }
+    for (k, &w) in &y {
+        if !x.contains_key(k) {
+            hi += w as u64;
+        }
+    }
+    if hi == 0 {
+        1.0
+    } else {
+        lo as f64 / hi as f64
+    }
+}
+
+/// Tactical similarity (ours): the larger of [`outcomes`] and [`outcome_shapes`]. Two
+/// positions are tactically alike if the same move sequences end the game the same way, or
+/// if as many sequences end it as soon and as well though the moves differ (a threat that
+/// moved one square). With the depth one more than a trap's, it is the measure that told
+/// kept traps best in our benchmark (see `trapbench`).
+pub fn tactics(a: Sub, b: Sub) -> f64 {
+    outcomes(a, b).max(outcome_shapes(a, b))
 }
 
 /// Shared weight of two simplified trees: Σ over keys in both of (k₁ + k₂), and Σk₁ + Σk₂.

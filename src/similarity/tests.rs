@@ -180,6 +180,12 @@ fn tictactoe_table1_properties() {
     assert!(close(o1(b1, a2), 0.0));
     assert!(close(o1(a2, a2), 1.0));
     assert!(close(o1(c2, c2), 1.0) && close(o1(c2, b1), 0.0));
+    // Shapes ignore which move ends the game: B1 and B3 have one loss at depth 1 each.
+    let shape = |x: Sub, y: Sub| Measure::OutcomeShapes(1).similarity(x, y, &labels).unwrap();
+    assert!(close(shape(b1, b3), 1.0) && close(shape(b1, a2), 0.0) && close(shape(a2, a2), 1.0));
+    assert_eq!(outcome_shape(b1.to_depth(1)).into_iter().collect::<Vec<_>>(), vec![((1, 0), 1)]);
+    let tac = |x: Sub, y: Sub| Measure::Tactics(1).similarity(x, y, &labels).unwrap();
+    assert!(close(tac(b1, b3), 1.0) && close(tac(b1, a2), 0.0));
     let seqs = outcome_sequences(b1.to_depth(1));
     assert_eq!(seqs.len(), 1);
     assert_eq!(seqs.values().sum::<u32>(), 1);

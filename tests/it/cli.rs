@@ -550,7 +550,7 @@ fn trapbench_reports_rates_per_measure() {
     for s in states {
         assert!(s["positions"].as_u64().unwrap() > 0);
         let rates = s["rates"].as_array().unwrap();
-        assert_eq!(rates.len(), 7, "six measures and the control");
+        assert_eq!(rates.len(), 9, "eight measures and the control");
         assert!(rates.iter().any(|r| r["measure"] == "structural over continuations d=1"));
         for r in rates {
             let t = r["threshold"].as_f64().unwrap();
