@@ -166,34 +166,8 @@ enum Cmd {
         /// Chess trap positions instead, one per line: `name | depth | SAN moves`.
         #[arg(long)]
         chess: Option<PathBuf>,
-        /// Trap depth (plies after the trap move).
-        #[arg(long, default_value_t = 3)]
-        depth: u32,
-        /// Trap states to find (one per playout).
-        #[arg(long, default_value_t = 5)]
-        states: usize,
-        /// Skip this many plies of each playout before looking for a trap state.
-        #[arg(long, default_value_t = 0)]
-        min_ply: usize,
-        /// Random playouts to look in.
-        #[arg(long, default_value_t = 200)]
-        playouts: usize,
-        /// States searched per trap question before it is called undecided.
-        #[arg(long, default_value_t = 200_000)]
-        budget: u64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[arg(long)]
-        json: bool,
-        /// Positions two plies away compared per trap state (a uniform sample beyond).
-        #[arg(long, default_value_t = 1500)]
-        max_positions: usize,
-        /// Also compare outcomes at this depth (trees are expanded that deep; 0: no).
-        #[arg(long, default_value_t = 0)]
-        deep: u32,
-        /// Append every sample (label and similarities) as JSON lines to this file.
-        #[arg(long)]
-        samples: Option<PathBuf>,
+        #[command(flatten)]
+        opts: traps_cmd::BenchOpts,
     },
     /// Random playouts from the initial state: playouts/s and states/s, median of several runs.
     Bench {
@@ -483,41 +457,14 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
         }
-        Cmd::Trapbench {
-            game,
-            chess,
-            depth,
-            states,
-            min_ply,
-            playouts,
-            budget,
-            seed,
-            json,
-            max_positions,
-            deep,
-            samples,
-        } => {
-            let o = traps_cmd::BenchOpts {
-                depth,
-                states,
-                min_ply,
-                playouts,
-                budget,
-                seed,
-                json,
-                max_positions,
-                deep,
-                samples,
-            };
-            match (game, chess) {
-                (None, Some(file)) => traps_cmd::trapbench_chess(&file, &o),
-                (Some(game), None) => traps_cmd::trapbench_game(&game, &o),
-                _ => {
-                    eprintln!("trapbench: give a GAME.kif or --chess FILE");
-                    Ok(ExitCode::from(2))
-                }
+        Cmd::Trapbench { game, chess, opts: o } => match (game, chess) {
+            (None, Some(file)) => traps_cmd::trapbench_chess(&file, &o),
+            (Some(game), None) => traps_cmd::trapbench_game(&game, &o),
+            _ => {
+                eprintln!("trapbench: give a GAME.kif or --chess FILE");
+                Ok(ExitCode::from(2))
             }
-        }
+        },
         Cmd::Factor { game, all, json, dot, budget_s, check, contingent, seed, mem_gib, jobs } => {
             let o = factor_cmd::Opts { budget_s, json, check, contingent, seed };
             if all {

@@ -187,19 +187,36 @@ pub fn traps(game: Option<&Path>, chess: bool, p: &Position, o: &TrapsOpts) -> R
     }
 }
 
+#[derive(clap::Args)]
 pub struct BenchOpts {
+    /// Trap depth (plies after the trap move).
+    #[arg(long, default_value_t = 3)]
     pub depth: u32,
+    /// Trap states to find (one per playout).
+    #[arg(long, default_value_t = 5)]
     pub states: usize,
+    /// Skip this many plies of each playout before looking for a trap state.
+    #[arg(long, default_value_t = 0)]
     pub min_ply: usize,
+    /// Random playouts to look in.
+    #[arg(long, default_value_t = 200)]
     pub playouts: usize,
+    /// States searched per trap question before it is called undecided.
+    #[arg(long, default_value_t = 200_000)]
     pub budget: u64,
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    #[arg(long)]
     pub json: bool,
     /// Positions two plies away compared per trap state (a uniform sample beyond).
+    #[arg(long, default_value_t = 1500)]
     pub max_positions: usize,
-    /// Also compare outcomes at this depth (0: no).
+    /// Also compare outcomes, outcome shapes and tactics at this depth (trees are expanded
+    /// that deep; 0: no).
+    #[arg(long, default_value_t = 0)]
     pub deep: u32,
-    /// Write every sample (trap state, line, label, similarities) as JSON lines here.
+    /// Append every sample (label and similarities) as JSON lines to this file.
+    #[arg(long)]
     pub samples: Option<PathBuf>,
 }
 
