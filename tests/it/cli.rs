@@ -558,3 +558,26 @@ fn trapbench_reports_rates_per_measure() {
         }
     }
 }
+
+#[test]
+fn trapbench_reads_chess_trap_lines() {
+    let dir = temp_dir("trapbench-chess");
+    let _c = Cleanup(dir.clone());
+    let file = dir.join("traps.txt");
+    std::fs::write(&file, "# comment\nBudapest | 1 | 1.d4 Nf6 2.c4 e5 3.d5 Bc5 4.Bg5 Ne4\n").unwrap();
+    let o = factotum(&["trapbench", "--chess", file.to_str().unwrap(), "--max-positions", "20", "--json"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &v["trap_states"][0];
+    assert_eq!(s["role"], "white");
+    assert!(s["trap_moves"].as_array().unwrap().iter().any(|m| m == "Bxd8"));
+    assert_eq!(s["positions"], 20);
+    assert!(s["all_positions"].as_u64().unwrap() > 1000, "{}", s["all_positions"]);
+    // A malformed line is a clear error.
+    std::fs::write(&file, "Budapest | one | 1.d4\n").unwrap();
+    let o = factotum(&["trapbench", "--chess", file.to_str().unwrap()]);
+    assert_no_panic(&o);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("depth one"), "{}", stderr(&o));
+}
