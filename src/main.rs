@@ -158,6 +158,30 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Two positions compared by every similarity measure, and their moves matched
+    /// (structural similarity's assignment; the most frequent pairs over two plies).
+    Similar {
+        /// A .kif game (or --chess).
+        game: Option<PathBuf>,
+        /// Chess by the shakmaty crate; positions in SAN.
+        #[arg(long)]
+        chess: bool,
+        /// Moves from the initial state to the first position.
+        #[arg(long)]
+        a: String,
+        /// Moves from the initial state to the second position.
+        #[arg(long)]
+        b: String,
+        /// The role whose view gives rewards in both positions (default: each position's
+        /// role with a choice, its side to move).
+        #[arg(long)]
+        role: Option<String>,
+        /// Most frequent matches shown.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// The paper's experiment (Evans and Turrini, section 4): around trap states, how well
     /// each similarity measure tells the positions two plies later that keep the trap.
     Trapbench {
@@ -456,6 +480,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json } => {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
+        }
+        Cmd::Similar { game, chess, a, b, role, top, json } => {
+            traps_cmd::similar(game.as_deref(), chess, &a, &b, &traps_cmd::SimilarOpts { role, top, json })
         }
         Cmd::Trapbench { game, chess, opts: o } => match (game, chess) {
             (None, Some(file)) => traps_cmd::trapbench_chess(&file, &o),

@@ -433,3 +433,105 @@ fn bench_machine<M: StateMachine>(m: &mut M, lows: &[u32], path: &Path, o: &Benc
     print_results(&title, &results, o.json);
     Ok(ExitCode::SUCCESS)
 }
+
+pub struct SimilarOpts {
+    pub role: Option<String>,
+    pub top: usize,
+    pub json: bool,
+}
+
+/// `factotum similar`: two positions compared by every measure, and their moves matched.
+pub fn similar(game: Option<&Path>, chess: bool, a: &str, b: &str, o: &SimilarOpts) -> Result<ExitCode> {
+    if chess {
+        let sa = play_san(a).map_err(|e| anyhow!("--a: {e}"))?;
+        let sb = play_san(b).map_err(|e| anyhow!("--b: {e}"))?;
+        return similar_in(&mut ChessMachine::new(), sa, sb, o);
+    }
+    let path = game.ok_or_else(|| anyhow!("give a GAME.kif or --chess"))?;
+    let pos = |text: &str| Position { moves: Some(text.to_string()), record: None, step: None };
+    match load(path)? {
+        Engine::Propnet(mut m, _) => {
+            let (sa, _) = position(&mut m, &pos(a))?;
+            let (sb, _) = position(&mut m, &pos(b))?;
+            similar_in(&mut m, sa, sb, o)
+        }
+        Engine::Interp(mut m) => {
+            let (sa, _) = position(&mut m, &pos(a))?;
+            let (sb, _) = position(&mut m, &pos(b))?;
+            similar_in(&mut m, sa, sb, o)
+        }
+    }
+}
+
+fn similar_in<M: StateMachine>(m: &mut M, sa: M::State, sb: M::State, o: &SimilarOpts) -> Result<ExitCode> {
+    use factotum::similarity::{match_counts, move_matching, Labels, LocalTree, MachineView};
+    // Each position is seen by its own side to move (a trap's victim), unless --role
+    // names one role for both.
+    let (role_a, role_b) = match &o.role {
+        Some(name) => {
+            let r = role_index(m.roles(), name)?;
+            (r, r)
+        }
+        None => (
+            choosers(m, &sa).first().copied().unwrap_or(0),
+            choosers(m, &sb).first().copied().unwrap_or(0),
+        ),
+    };
+    let (name_a, name_b) = (m.roles()[role_a].clone(), m.roles()[role_b].clone());
+    let measures = bench_measures(0);
+    let base = Base::Continuations(1);
+    // Deep enough for every measure and for matches over two plies below the base.
+    let depth = measures.iter().map(|x| x.depth()).max().unwrap_or(1).max(3);
+    let mut labels = Labels::new();
+    let t0 = Instant::now();
+    let ta = LocalTree::expand(&mut MachineView::new(&mut *m, role_a), &sa, depth, &mut labels);
+    let tb = LocalTree::expand(&mut MachineView::new(&mut *m, role_b), &sb, depth, &mut labels);
+    let expand_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let sims: Vec<(String, Option<f64>, f64)> = measures
+        .iter()
+        .map(|x| {
+            let t = Instant::now();
+            let v = x.similarity(ta.root(), tb.root(), &labels);
+            (x.name(), v, t.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect();
+    let pairs = move_matching(ta.root(), tb.root(), base, &labels).unwrap_or_default();
+    let counts = match_counts(ta.root(), tb.root(), base, &labels).unwrap_or_default();
+    let top: Vec<_> = counts.iter().take(o.top).collect();
+    let equally_decisive = top.iter().filter(|c| c.first_ends == c.second_ends).count();
+    if o.json {
+        let sims_json: Vec<_> = sims.iter().map(|(n, v, ms)| json!({"measure": n, "similarity": v, "ms": ms})).collect();
+        println!(
+            "{}",
+            json!({"roles": [name_a, name_b], "nodes": [ta.len(), tb.len()], "expand_ms": expand_ms, "similarities": sims_json,
+                "matching": pairs.iter().map(|p| json!({"first": p.first, "second": p.second, "distance": p.distance})).collect::<Vec<_>>(),
+                "match_counts": counts, "top": o.top, "equally_decisive_in_top": equally_decisive})
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "positions seen by {name_a} and {name_b}: {} and {} nodes to depth {depth}, expanded in {expand_ms:.1} ms",
+        ta.len(),
+        tb.len()
+    );
+    println!();
+    println!("| measure | similarity | ms |");
+    println!("|---|---|---|");
+    for (n, v, ms) in &sims {
+        let v = v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "too large".into());
+        println!("| {n} | {v} | {ms:.2} |");
+    }
+    println!();
+    println!("Moves matched by structural similarity over continuations d=1, closest first:");
+    for p in &pairs {
+        println!("  {} ~ {} ({:.3})", p.first, p.second, p.distance);
+    }
+    println!();
+    println!("Most frequent matches over two plies (* ends the game):");
+    for c in &top {
+        let mark = |ends: bool| if ends { "*" } else { "" };
+        println!("  {}{} ~ {}{} ×{}", c.first, mark(c.first_ends), c.second, mark(c.second_ends), c.count);
+    }
+    println!("{equally_decisive} of the top {} pairs are equally decisive (both end the game or neither)", top.len());
+    Ok(ExitCode::SUCCESS)
+}

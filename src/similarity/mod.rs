@@ -40,6 +40,7 @@ pub mod machine;
 pub mod ted;
 pub mod tree;
 
+pub use machine::MachineView;
 pub use tree::{n, Labels, LocalTree, Nested, Sub};
 
 use pathfinding::kuhn_munkres::kuhn_munkres_min;
@@ -388,27 +389,52 @@ pub fn move_matching(a: Sub, b: Sub, base: Base, labels: &Labels) -> Option<Vec<
     Some(out)
 }
 
+/// A pair of moves matched over the first two plies, with how often it was matched.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatchCount {
+    pub first: String,
+    pub second: String,
+    pub count: usize,
+    /// Whether the move ended the game where it was matched (a decisive move: a mate).
+    pub first_ends: bool,
+    pub second_ends: bool,
+}
+
 /// The move pairs matched over the first two plies, by frequency: the root's children are
 /// matched, then the children of every matched pair. The paper reads the most frequent
 /// pairs as moves of like strategic value (a killer move in one position and its match in
-/// the other).
-pub fn match_counts(a: Sub, b: Sub, base: Base, labels: &Labels) -> Option<Vec<(String, String, usize)>> {
-    let mut counts: HashMap<(u32, u32), usize> = HashMap::new();
+/// the other). The subtrees must reach two plies below the base measure's depth.
+pub fn match_counts(a: Sub, b: Sub, base: Base, labels: &Labels) -> Option<Vec<MatchCount>> {
+    let mut counts: HashMap<(u32, u32), (usize, bool, bool)> = HashMap::new();
+    let mut add = |x: Sub, y: Sub| {
+        let e = counts.entry((x.label(), y.label())).or_insert((0, false, false));
+        e.0 += 1;
+        e.1 |= x.reward().is_some();
+        e.2 |= y.reward().is_some();
+    };
     let top = structural(a, b, base, labels)?;
     let (ka, kb): (Vec<Sub>, Vec<Sub>) = (a.children().collect(), b.children().collect());
     for &(i, j, _) in &top.pairs {
-        *counts.entry((ka[i].label(), kb[j].label())).or_insert(0) += 1;
+        add(ka[i], kb[j]);
         let (x, y) = (ka[i], kb[j]);
         if let Some(inner) = structural(x, y, base, labels) {
             let (xa, yb): (Vec<Sub>, Vec<Sub>) = (x.children().collect(), y.children().collect());
             for &(p, q, _) in &inner.pairs {
-                *counts.entry((xa[p].label(), yb[q].label())).or_insert(0) += 1;
+                add(xa[p], yb[q]);
             }
         }
     }
-    let mut out: Vec<(String, String, usize)> =
-        counts.into_iter().map(|((x, y), k)| (labels.text(x).to_string(), labels.text(y).to_string(), k)).collect();
-    out.sort_by(|p, q| q.2.cmp(&p.2).then_with(|| p.0.cmp(&q.0)).then_with(|| p.1.cmp(&q.1)));
+    let mut out: Vec<MatchCount> = counts
+        .into_iter()
+        .map(|((x, y), (count, first_ends, second_ends))| MatchCount {
+            first: labels.text(x).to_string(),
+            second: labels.text(y).to_string(),
+            count,
+            first_ends,
+            second_ends,
+        })
+        .collect();
+    out.sort_by(|p, q| q.count.cmp(&p.count).then_with(|| p.first.cmp(&q.first)).then_with(|| p.second.cmp(&q.second)));
     Some(out)
 }
 

@@ -89,6 +89,27 @@ fn structural_similarity_of_section_3() {
 }
 
 #[test]
+fn match_counts_pair_moves_over_two_plies() {
+    let mut l = Labels::new();
+    let (t1, t2) = figure1(&mut l);
+    let m = match_counts(t1.root(), t2.root(), Base::Continuations(1), &l).unwrap();
+    // Three root pairs, then the children of each matched pair: a (4 moves) with d (1):
+    // one pair; b (2) with a or c (3): two; c (2) with the other (3): two.
+    assert_eq!(m.iter().map(|c| c.count).sum::<usize>(), 3 + 1 + 2 + 2);
+    // a ~ d is the root pair the text fixes; it may recur one ply down (c's children {a, b}
+    // against a's {d, e, g}), as ties in the assignment fall.
+    assert!(m.iter().any(|c| c.first == "a" && c.second == "d" && c.count >= 1), "{m:?}");
+    assert!(m.iter().all(|c| !c.first_ends && !c.second_ends));
+    // Against itself each root move (similarities 1/6, 1/4, 2/3: no ties) is matched with
+    // itself, and every child with some child of the same move.
+    let same = match_counts(t1.root(), t1.root(), Base::Continuations(1), &l).unwrap();
+    assert_eq!(same.iter().map(|c| c.count).sum::<usize>(), 3 + 4 + 2 + 2);
+    for x in ["a", "b", "c"] {
+        assert!(same.iter().any(|c| c.first == x && c.second == x), "{same:?}");
+    }
+}
+
+#[test]
 fn measures_are_one_on_identity_and_symmetric() {
     let mut l = Labels::new();
     let (t1, t2) = figure1(&mut l);

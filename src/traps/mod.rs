@@ -5,7 +5,8 @@
 //! after m, the other roles can force r's loss within k plies, while some other move of r in
 //! s cannot be so punished within k plies (the loss was avoidable; where every move loses,
 //! none is called a trap, the position is lost). r *loses* when the game ends with r's goal
-//! at most `loss` (by default r's lowest goal value, so in a win/loss game: r is beaten).
+//! at most `loss` (by default r's lowest goal value, so in a win/loss game: r is beaten); a
+//! terminal state that gives r no goal value counts as a loss.
 //!
 //! **Forcing.** The other roles act as one coalition. At each ply the coalition picks its
 //! joint move and then every move of r must still lead to a forced loss (so in a
@@ -91,10 +92,6 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
     /// per question.
     pub fn new(m: &'m mut M, role: usize, loss: u32, budget: u64) -> Self {
         TrapSearch { m, role, loss, table: HashMap::new(), nodes: 0, budget, exhausted: false, legal: Vec::new() }
-    }
-
-    pub fn machine(&mut self) -> &mut M {
-        self.m
     }
 
     /// Starts a new question: the node count and the budget flag are reset (the table stays).

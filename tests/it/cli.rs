@@ -581,3 +581,28 @@ fn trapbench_reads_chess_trap_lines() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("depth one"), "{}", stderr(&o));
 }
+
+#[test]
+fn similar_compares_positions_and_matches_moves() {
+    // Opening in opposite corners: the same position turned, so structure matches exactly
+    // while the moves (squares) differ.
+    let o = factotum(&["similar", "gdl/tictactoe.kif", "--a", "(mark 1 1)", "--b", "(mark 3 3)", "--json"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let sim = |name: &str| {
+        v["similarities"].as_array().unwrap().iter().find(|s| s["measure"] == name).unwrap()["similarity"].as_f64().unwrap()
+    };
+    assert!((sim("structural over continuations d=1") - 1.0).abs() < 1e-9);
+    assert!(sim("continuations d=1") < 1.0);
+    // The paper's Table 3, first row: the Légal and Budapest traps' most frequent match is
+    // the pair of mating bishop captures on f7 and f2.
+    let legal = "1.e4 e5 2.Nf3 Nc6 3.Bc4 d6 4.Nc3 Bg4 5.Nxe5";
+    let budapest = "1.d4 Nf6 2.c4 e5 3.d5 Bc5 4.Bg5 Ne4";
+    let o = factotum(&["similar", "--chess", "--a", legal, "--b", budapest, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let top = &v["match_counts"][0];
+    assert_eq!((top["first"].as_str(), top["second"].as_str()), (Some("Bxf7"), Some("Bxf2")));
+    assert_eq!((top["first_ends"].as_bool(), top["second_ends"].as_bool()), (Some(true), Some(true)));
+}
