@@ -38,7 +38,7 @@ impl PlayerSpec {
     /// overrides the agent's margin.
     pub fn parse(s: &str, margin_s: Option<f64>) -> Result<PlayerSpec, String> {
         if s.starts_with("http://") || s.starts_with("https://") {
-            remote::HttpPlayer::new(s)?;
+            remote::check_url(s)?;
             let label = s.trim_start_matches("http://").trim_end_matches('/').replace([':', '/'], "_");
             return Ok(PlayerSpec::Remote { url: s.to_string(), label });
         }

@@ -191,7 +191,14 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     let mut errs = Vec::with_capacity(roles.len());
     for (r, seat) in seats.iter_mut().enumerate() {
         match seat.wait(deadline) {
-            Ok(_) => errs.push(String::new()),
+            Ok(reply) if reply.trim().eq_ignore_ascii_case("ready") => errs.push(String::new()),
+            // A reply that is not `ready` (`busy`, an error page's text): the player is not
+            // playing this match, though it answered.
+            Ok(reply) => {
+                let shown: String = reply.chars().take(200).collect();
+                tracing::warn!(role = %roles[r], reply = %shown, "start: the reply is not `ready`");
+                errs.push(format!("{} {shown}", record::ILLEGAL));
+            }
             Err(f) => {
                 tracing::warn!(role = %roles[r], failure = %f, "start");
                 errs.push(error_code(&f));

@@ -1,10 +1,24 @@
-//! The game manager's side of GGP over HTTP: one blocking HTTP/1.0 POST per message, as
-//! ggp-base's `HttpRequest`/`HttpWriter` send them (`Content-Type: text/acl`, `Sender:
-//! GAMESERVER`), with a connect timeout and an overall deadline for the reply.
+//! The game manager's side of GGP over HTTP: one POST per message, with ggp-base's
+//! headers (`Content-Type: text/acl`, `Sender: GAMESERVER`), a 5 s connect timeout and an
+//! overall deadline for the reply, each message on a connection of its own.
+//!
+//! HTTP itself is hyper's (through `hyper-util`'s client): status line and headers are
+//! parsed leniently as real players send them (header lines ending in a bare LF, as
+//! ggp-base's `HttpWriter` writes them on Linux with `println`), and bodies may be sized by
+//! Content-Length, chunked, or end when the player closes the connection (HTTP/1.0).
+//!
+//! The manager's seats are plain threads ([`super::client::Seat`]), so each player owns a
+//! current-thread tokio runtime that drives its requests with `block_on`.
 
 use super::client::{Failure, PlayerClient, Request};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::header::{HeaderValue, ACCEPT, CONNECTION, CONTENT_TYPE};
+use hyper::{Method, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::error::Error as _;
 use std::time::{Duration, Instant};
 
 /// Longest reply body read; a player sending more is broken.
@@ -12,124 +26,106 @@ const MAX_REPLY: usize = 1 << 20;
 /// ggp-base connects with a 5 s timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A remote GGP player at `http://host:port[/path]`.
+/// A remote GGP player at `http://host[:port][/path]`.
 pub struct HttpPlayer {
     url: String,
-    host: String,
-    path: String,
+    uri: Uri,
+    rt: tokio::runtime::Runtime,
+    client: Client<HttpConnector, Full<Bytes>>,
 }
 
 impl HttpPlayer {
     /// Accepts `http://host:port`, `http://host:port/path` (port 80 when absent).
     pub fn new(url: &str) -> Result<HttpPlayer, String> {
-        let rest = url.strip_prefix("http://").ok_or_else(|| format!("{url}: only http:// URLs are supported"))?;
-        let (host, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        if host.is_empty() {
-            return Err(format!("{url}: no host"));
-        }
-        let host = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
-        Ok(HttpPlayer { url: url.to_string(), host, path: path.to_string() })
-    }
-
-    fn addr(&self) -> Result<SocketAddr, Failure> {
-        self.host
-            .to_socket_addrs()
-            .map_err(|e| Failure::Connection(format!("{}: {e}", self.host)))?
-            .next()
-            .ok_or_else(|| Failure::Connection(format!("{}: no address", self.host)))
+        let uri = check_url(url)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("{url}: cannot start an HTTP client: {e}"))?;
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        connector.set_nodelay(true);
+        // One connection per message, as ggp-base's game server does: players commonly close
+        // after replying, and a pooled connection they closed would fail the next message.
+        let client = Client::builder(TokioExecutor::new()).pool_max_idle_per_host(0).build(connector);
+        Ok(HttpPlayer { url: url.to_string(), uri, rt, client })
     }
 
     /// Sends `body` and returns the reply body (trimmed) if it comes by `deadline`.
     pub fn post(&self, body: &str, deadline: Instant) -> Result<String, Failure> {
-        let addr = self.addr()?;
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(Failure::Timeout);
         }
-        let mut s = TcpStream::connect_timeout(&addr, left.min(CONNECT_TIMEOUT)).map_err(io_failure)?;
-        let _ = s.set_nodelay(true);
-        let head = format!(
-            "POST {} HTTP/1.0\r\nAccept: text/delim\r\nHost: {}\r\nSender: GAMESERVER\r\nReceiver: \r\n\
-             Content-Type: text/acl\r\nContent-Length: {}\r\n\r\n",
-            self.path,
-            self.host,
-            body.len()
-        );
-        s.set_write_timeout(Some(remaining(deadline)?)).map_err(io_failure)?;
-        s.write_all(head.as_bytes()).and_then(|_| s.write_all(body.as_bytes())).map_err(io_failure)?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 8192];
-        let mut header_end = None;
-        let mut content_length = None;
-        loop {
-            if let (Some(h), Some(n)) = (header_end, content_length) {
-                if buf.len() >= h + n {
-                    buf.truncate(h + n);
-                    break;
+        let req = hyper::Request::builder()
+            .method(Method::POST)
+            .uri(self.uri.clone())
+            .header(ACCEPT, "text/delim")
+            .header("Sender", "GAMESERVER")
+            .header("Receiver", HeaderValue::from_static(""))
+            .header(CONTENT_TYPE, "text/acl")
+            .header(CONNECTION, "close")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| Failure::Connection(format!("cannot build the request: {e}")))?;
+        let exchange = async {
+            let resp = self.client.request(req).await.map_err(|e| failure(&e))?;
+            let status = resp.status();
+            if status != StatusCode::OK {
+                return Err(Failure::Connection(format!("HTTP status `{status}`")));
+            }
+            let bytes = Limited::new(resp.into_body(), MAX_REPLY).collect().await.map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    Failure::Connection(format!("reply longer than {MAX_REPLY} bytes"))
+                } else {
+                    Failure::Connection(format!("reply body: {}", chain(e.as_ref())))
                 }
-            }
-            s.set_read_timeout(Some(remaining(deadline)?)).map_err(io_failure)?;
-            match s.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_failure(e)),
-            }
-            if buf.len() > MAX_REPLY {
-                return Err(Failure::Connection(format!("reply longer than {MAX_REPLY} bytes")));
-            }
-            if header_end.is_none() {
-                if let Some(i) = find(&buf, b"\r\n\r\n") {
-                    header_end = Some(i + 4);
-                    content_length = header_value(&buf[..i], "content-length").and_then(|v| v.parse::<usize>().ok());
-                }
-            }
-        }
-        let Some(h) = header_end else {
-            return Err(Failure::Connection("connection closed before a complete HTTP reply".into()));
+            })?;
+            Ok(String::from_utf8_lossy(&bytes.to_bytes()).trim().to_string())
         };
-        let status_line = String::from_utf8_lossy(&buf[..h]).lines().next().unwrap_or("").to_string();
-        let status = status_line.split_whitespace().nth(1).unwrap_or("");
-        if status != "200" {
-            return Err(Failure::Connection(format!("HTTP status `{}`", status_line.trim())));
-        }
-        if let Some(n) = content_length {
-            if buf.len() < h + n {
-                return Err(Failure::Connection("connection closed inside the reply body".into()));
+        self.rt.block_on(async { tokio::time::timeout(left, exchange).await.unwrap_or(Err(Failure::Timeout)) })
+    }
+}
+
+/// A player's URL, checked before any match starts: `http://host[:port][/path]`.
+pub fn check_url(url: &str) -> Result<Uri, String> {
+    let uri: Uri = url.parse().map_err(|e| format!("{url}: not a URL ({e})"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!("{url}: only http:// URLs are supported"));
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(format!("{url}: no host"));
+    }
+    Ok(uri)
+}
+
+/// A client error as the manager records it: a timed-out connect is a timeout (`TO`), every
+/// other failure a connection error (`CE`) with the causes spelled out.
+fn failure(e: &hyper_util::client::legacy::Error) -> Failure {
+    let mut source = e.source();
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return Failure::Timeout;
             }
         }
-        Ok(String::from_utf8_lossy(&buf[h..]).trim().to_string())
+        source = s.source();
     }
+    Failure::Connection(chain(e))
 }
 
-fn remaining(deadline: Instant) -> Result<Duration, Failure> {
-    let d = deadline.saturating_duration_since(Instant::now());
-    if d.is_zero() {
-        Err(Failure::Timeout)
-    } else {
-        Ok(d)
+/// An error and its sources, joined by `: `.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
     }
-}
-
-fn io_failure(e: std::io::Error) -> Failure {
-    match e.kind() {
-        ErrorKind::TimedOut | ErrorKind::WouldBlock => Failure::Timeout,
-        _ => Failure::Connection(e.to_string()),
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn header_value(head: &[u8], name: &str) -> Option<String> {
-    String::from_utf8_lossy(head).lines().skip(1).find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-    })
+    out
 }
 
 impl PlayerClient for HttpPlayer {

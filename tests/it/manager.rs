@@ -437,3 +437,92 @@ fn tournament_killed_midway_leaves_valid_records_and_resumes() {
         check_record(&serde_json::from_str(body).unwrap(), "gdl/tictactoe.kif");
     }
 }
+
+/// A well-behaved GGP player (`ready`, `noop`, `done`) whose replies are framed by `write`,
+/// one connection per message.
+fn framed_player(write: fn(&mut TcpStream, &str), start_reply: &'static str) -> std::net::SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut s) = conn else { continue };
+            std::thread::spawn(move || {
+                let msg = read_request(&mut s).to_ascii_uppercase();
+                let body = if msg.contains("START") {
+                    start_reply
+                } else if msg.contains("PLAY") {
+                    "noop"
+                } else {
+                    "done"
+                };
+                write(&mut s, body);
+            });
+        }
+    });
+    addr
+}
+
+/// ggp-base's `HttpWriter` on Linux: `println` ends every line in a bare LF, and the body
+/// gets one more LF than its Content-Length says.
+fn bare_lf(s: &mut TcpStream, body: &str) {
+    let _ = write!(
+        s,
+        "HTTP/1.0 200 OK\nContent-type: text/acl\nContent-length: {}\nAccess-Control-Allow-Origin: *\n\
+         Access-Control-Allow-Methods: POST, GET, OPTIONS\nAccess-Control-Allow-Headers: Content-Type\n\
+         Access-Control-Allow-Age: 86400\n\n{body}\n",
+        body.len()
+    );
+}
+
+/// HTTP/1.0 with no Content-Length: the body ends when the player closes the connection.
+fn close_delimited(s: &mut TcpStream, body: &str) {
+    let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\n\r\n{body}");
+}
+
+/// HTTP/1.1 with the body in two chunks.
+fn chunked(s: &mut TcpStream, body: &str) {
+    let (a, b) = body.split_at(body.len() / 2);
+    let _ = write!(
+        s,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/acl\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+        a.len(),
+        b.len()
+    );
+}
+
+/// The stub plays o in tic-tac-toe and always answers `noop`: legal while x is to move,
+/// `IL noop` while o is. Any `CE` or `TO` means a reply that came was not read.
+fn assert_replies_read(rec: &Value) {
+    let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
+    assert_eq!(errors[0], vec!["", ""], "start: {errors:?}");
+    assert!(errors.iter().all(|e| e[1].is_empty() || e[1] == "IL noop"), "{errors:?}");
+    assert!(errors[1..].iter().any(|e| e[1].is_empty()), "no legal noop was read: {errors:?}");
+}
+
+#[test]
+fn replies_with_bare_lf_headers_are_read() {
+    let url = format!("http://{}", framed_player(bare_lf, "ready"));
+    let t = Temp::new("barelf");
+    let a = t.agent("first.toml", "first", 0.5);
+    assert_replies_read(&run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &t.0, "it.barelf"));
+}
+
+#[test]
+fn replies_without_length_and_chunked_replies_are_read() {
+    let t = Temp::new("framing");
+    let a = t.agent("first.toml", "first", 0.5);
+    let url = format!("http://{}", framed_player(close_delimited, "ready"));
+    assert_replies_read(&run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &t.0, "it.close"));
+    let url = format!("http://{}", framed_player(chunked, "ready"));
+    assert_replies_read(&run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &t.0, "it.chunked"));
+}
+
+#[test]
+fn a_start_reply_other_than_ready_is_recorded() {
+    let url = format!("http://{}", framed_player(close_delimited, "busy"));
+    let t = Temp::new("busy");
+    let a = t.agent("first.toml", "first", 0.5);
+    let rec = run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &t.0, "it.busy");
+    let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
+    assert_eq!(errors[0], vec!["", "IL busy"], "{errors:?}");
+}
