@@ -50,6 +50,10 @@ pub struct AgentConfig {
     /// play. Off by default: it splits connect four after a few moves into parts that are not
     /// worth searching apart (sound, but it lost every such match).
     pub contingent_factoring: bool,
+    /// `factotum serve`: keep searching after replying to START and PLAY, until the next
+    /// message of the match arrives (MCTS kinds only: they keep their tree, and the next
+    /// turn reuses it).
+    pub ponder: bool,
 }
 
 impl Default for AgentConfig {
@@ -65,6 +69,7 @@ impl Default for AgentConfig {
             playout_depth: 1000,
             factoring: false,
             contingent_factoring: false,
+            ponder: true,
         }
     }
 }
@@ -96,6 +101,12 @@ impl AgentConfig {
             seed,
             max_playout_depth: self.playout_depth,
         }
+    }
+
+    /// Whether the server searches between messages: `ponder` set and a searcher that
+    /// keeps its tree.
+    pub fn pondering(&self) -> bool {
+        self.ponder && self.kind == Kind::Mcts
     }
 
     pub fn margin(&self) -> Duration {

@@ -12,6 +12,11 @@
 //! A new `play`, a `stop` or an `abort` raises the match's cancel flag, so a search still
 //! running stops at once. Errors are logged; the reply is always a legal move when one is
 //! known.
+//!
+//! **Pondering** (agent key `ponder`, MCTS kinds): the blocking task hands its reply to the
+//! request through a oneshot channel and then goes on searching the same root, holding the
+//! match's slot, until the next message raises the cancel flag (or [`PONDER_SLACK`] past
+//! the latest time that message could come). The next turn's search reuses that tree.
 
 pub mod message;
 
@@ -71,11 +76,47 @@ struct Entry {
 
 type Fallback = Arc<Mutex<Option<(usize, String)>>>;
 
+/// How long pondering may go on past the latest time the next message of a match is due
+/// (the clock of the reply just sent, then the next play clock): a manager that vanished
+/// without STOP or ABORT does not keep a core busy for good.
+pub const PONDER_SLACK: Duration = Duration::from_secs(5);
+
+/// Searches on from the current state until `cancel` is raised or `until` passes, after a
+/// reply was sent; logs what it did.
+fn ponder(p: &mut dyn Player, until: Instant, cancel: &AtomicBool, stats: &PonderStats) {
+    if p.is_terminal() || Instant::now() >= until {
+        return;
+    }
+    let t0 = Instant::now();
+    match p.search(Limit::cancellable(until, cancel)) {
+        Ok(s) => {
+            let interrupted = cancel.load(Ordering::Relaxed);
+            stats.runs.fetch_add(1, Ordering::Relaxed);
+            stats.iterations.fetch_add(s.iterations, Ordering::Relaxed);
+            stats.interrupted.fetch_add(interrupted as u64, Ordering::Relaxed);
+            tracing::info!(iterations = s.iterations, seconds = t0.elapsed().as_secs_f64(), interrupted, "pondered")
+        }
+        Err(e) => tracing::warn!(error = %e, "ponder"),
+    }
+}
+
+/// What pondering did, summed over the server's matches.
+#[derive(Debug, Default)]
+pub struct PonderStats {
+    /// Searches run between messages.
+    pub runs: AtomicU64,
+    /// Their iterations.
+    pub iterations: AtomicU64,
+    /// Those ended by the next message (not by their time bound).
+    pub interrupted: AtomicU64,
+}
+
 /// The player's shared state.
 pub struct Server {
     cfg: ServerConfig,
     matches: Mutex<HashMap<String, Entry>>,
     seq: AtomicU64,
+    ponder: Arc<PonderStats>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -84,7 +125,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Server {
     pub fn new(cfg: ServerConfig) -> Arc<Server> {
-        Arc::new(Server { cfg, matches: Mutex::new(HashMap::new()), seq: AtomicU64::new(0) })
+        Arc::new(Server {
+            cfg,
+            matches: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+            ponder: Arc::new(PonderStats::default()),
+        })
+    }
+
+    /// What pondering did so far (runs, iterations, interrupted by a message).
+    pub fn ponder_stats(&self) -> (u64, u64, u64) {
+        let p = &self.ponder;
+        (p.runs.load(Ordering::Relaxed), p.iterations.load(Ordering::Relaxed), p.interrupted.load(Ordering::Relaxed))
     }
 
     fn full(&self) -> bool {
@@ -182,7 +234,13 @@ impl Server {
         let seed = cfg.seed ^ self.seq.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let fb = fallback.clone();
         let sp = span.clone();
-        let work = tokio::task::spawn_blocking(move || {
+        // The first play is due by the end of the start clock (once every player is ready),
+        // and comes with its play clock.
+        let ponder_until =
+            receipt + Duration::from_secs_f64(start_clock) + Duration::from_secs_f64(play_clock) + PONDER_SLACK;
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+        let stats = self.ponder.clone();
+        tokio::task::spawn_blocking(move || {
             let _e = sp.enter();
             let mut guard = guard;
             let t0 = Instant::now();
@@ -198,16 +256,19 @@ impl Server {
                             Err(e) => tracing::warn!(error = %e, "early search"),
                         }
                     }
+                    let _ = tx.send(Ok(()));
+                    if cfg.pondering() {
+                        ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                    }
                     guard.player = Some(p);
-                    Ok(())
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "start: cannot build the game");
-                    Err(e)
+                    let _ = tx.send(Err(e));
                 }
             }
         });
-        match tokio::time::timeout_at(reply_at.into(), work).await {
+        match tokio::time::timeout_at(reply_at.into(), rx).await {
             Ok(Ok(Ok(()))) => "ready".into(),
             Ok(Ok(Err(_))) | Ok(Err(_)) => {
                 lock(&self.matches).remove(&id);
@@ -226,14 +287,21 @@ impl Server {
             return "busy".into();
         };
         let (search_at, reply_at) = deadlines(receipt, play_clock, self.cfg.agent.margin());
+        // The next message is due within this play clock (plus the manager's slack) and
+        // brings the next one.
+        let ponder_until = receipt + 2 * play_clock + PONDER_SLACK;
+        let pondering = self.cfg.agent.pondering();
+        let stats = self.ponder.clone();
         let fb = fallback.clone();
         let work = async move {
             let mut guard = slot.lock_owned().await;
             let span = guard.span.clone();
+            let (tx, rx) = tokio::sync::oneshot::channel::<Result<String, String>>();
             tokio::task::spawn_blocking(move || {
                 let _e = span.enter();
                 let Some(p) = guard.player.as_mut() else {
-                    return Err("no engine for this match (start failed or still building)".to_string());
+                    let _ = tx.send(Err("no engine for this match (start failed or still building)".to_string()));
+                    return;
                 };
                 if let Some(m) = &moves {
                     if let Err(e) = p.advance(m) {
@@ -244,22 +312,17 @@ impl Server {
                 *lock(&fb) = p.first_legal().map(|m| (step, m));
                 let turn = tracing::info_span!("turn", step);
                 let _t = turn.enter();
-                match p.search(Limit::cancellable(search_at, &cancel)) {
-                    Ok(s) => {
-                        tracing::info!(
-                            iterations = s.iterations,
-                            chosen = %s.text,
-                            value = s.value,
-                            proven = s.proven,
-                            "move"
-                        );
-                        Ok(s.text)
-                    }
-                    Err(e) => Err(e),
+                let chosen = p.search(Limit::cancellable(search_at, &cancel));
+                if let Ok(s) = &chosen {
+                    tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
                 }
-            })
-            .await
-            .map_err(|e| format!("search task failed: {e}"))?
+                let ok = chosen.is_ok();
+                let _ = tx.send(chosen.map(|s| s.text));
+                if ok && pondering {
+                    ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                }
+            });
+            rx.await.map_err(|_| "search task failed (no reply)".to_string())?
         };
         let why = match tokio::time::timeout_at(reply_at.into(), work).await {
             Ok(Ok(text)) => return text,
@@ -372,6 +435,7 @@ pub async fn run(listener: TcpListener, server: Arc<Server>) {
 /// A server running on its own thread and runtime; stops when dropped.
 pub struct ServerHandle {
     pub addr: SocketAddr,
+    pub server: Arc<Server>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -398,16 +462,18 @@ pub fn spawn(addr: &str, cfg: ServerConfig) -> std::io::Result<ServerHandle> {
     let listener = rt.block_on(TcpListener::bind(addr))?;
     let local = listener.local_addr()?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = Server::new(cfg);
+    let served = server.clone();
     let thread = std::thread::Builder::new().name("ggp-server".into()).spawn(move || {
         rt.block_on(async move {
             tokio::select! {
-                _ = run(listener, Server::new(cfg)) => {}
+                _ = run(listener, served) => {}
                 _ = rx => {}
             }
         });
         rt.shutdown_timeout(Duration::from_secs(1));
     })?;
-    Ok(ServerHandle { addr: local, stop: Some(tx), thread: Some(thread) })
+    Ok(ServerHandle { addr: local, server, stop: Some(tx), thread: Some(thread) })
 }
 
 /// Binds `addr`, calls `bound` with the address, and serves until the process ends.

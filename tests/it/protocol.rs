@@ -274,3 +274,42 @@ fn the_start_clock_is_spent_searching_and_abort_cancels_it() {
         assert!(took < Duration::from_secs(5), "abort did not cancel the early search: {took:?}");
     });
 }
+
+#[test]
+fn the_player_thinks_between_messages_until_the_next_one() {
+    let (text, _) = rules("connect4.kif");
+    for ponder in [true, false] {
+        let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.5, ponder, ..AgentConfig::default() };
+        let srv = spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20 }).expect("bind");
+        let a = srv.addr;
+        assert_eq!(ok(a, &format!("(start p1 red ({text}) 2 2)")), "ready");
+        // The manager waits before the first play (other players still starting up).
+        std::thread::sleep(Duration::from_millis(800));
+        let t = Instant::now();
+        let first = ok(a, "(play p1 nil)");
+        assert!(first.starts_with("( drop "), "{first}");
+        let (runs_start, iters_start, interrupted_start) = srv.server.ponder_stats();
+        // The opponent thinks; then the next play arrives.
+        std::thread::sleep(Duration::from_millis(800));
+        let t_next = Instant::now();
+        let second = ok(a, &format!("(play p1 ({first} noop))"));
+        assert_eq!(second, "noop", "yellow is to move");
+        assert!(t_next.elapsed() < Duration::from_millis(1800), "the next play waited on pondering");
+        assert_eq!(ok(a, "(stop p1 nil)"), "done");
+        std::thread::sleep(Duration::from_millis(300));
+        let (runs, iters, interrupted) = srv.server.ponder_stats();
+        if ponder {
+            // Between ready and the first play, between that reply and the next play, and
+            // after the noop reply until stop: each ended by the message that came.
+            assert_eq!(runs_start, 1, "after ready");
+            assert!(iters_start > 100, "{iters_start} iterations between start and play");
+            assert_eq!(interrupted_start, 1);
+            assert_eq!(runs, 3, "after each reply");
+            assert_eq!(interrupted, 3, "each ended by the next message");
+            assert!(iters > iters_start + 100, "{iters}");
+        } else {
+            assert_eq!((runs, iters, interrupted), (0, 0, 0), "ponder = false searches only while asked");
+        }
+        assert!(t.elapsed() < Duration::from_secs(6));
+    }
+}
