@@ -56,22 +56,41 @@ fn token(input: &str) -> IResult<&str, Tok<'_>> {
     ))(input)
 }
 
-/// Maps byte offsets to line/column positions.
+/// Maps byte offsets to line/column positions (columns in characters).
+///
+/// Tokens are asked for in increasing offset order, so the cursor remembers the last
+/// position and counts characters only from there (or from the start of a later line): the
+/// whole file costs one pass, however long its lines. Game managers send rules on a single
+/// line; counting from the line's start for every token made that quadratic. An offset
+/// behind the cursor (an error that points back) is counted from its line's start.
 struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// The last offset asked for, its line (1-based) and column.
+    at: std::cell::Cell<(usize, usize, usize)>,
+    /// Bytes scanned to count characters, over all calls (kept linear in the text's size).
+    scanned: std::cell::Cell<usize>,
 }
 
 impl<'a> Lines<'a> {
     fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { text, starts }
+        Lines { text, starts, at: std::cell::Cell::new((0, 1, 1)), scanned: std::cell::Cell::new(0) }
     }
     fn pos(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset);
         let start = self.starts[line - 1];
-        let col = self.text[start..offset.min(self.text.len())].chars().count() + 1;
+        let (at, at_line, at_col) = self.at.get();
+        // On the cursor's line and ahead of it: count on from the cursor. Else (a later line,
+        // whose start is past the cursor, or an offset behind the cursor) from the line's start.
+        let (from, base) = if offset >= at && line == at_line { (at, at_col) } else { (start, 1) };
+        self.scanned.set(self.scanned.get() + (offset - from));
+        let col = base + self.text[from..offset].chars().count();
+        if offset >= at {
+            self.at.set((offset, line, col));
+        }
         Pos { line: line as u32, col: col as u32 }
     }
 }
@@ -283,4 +302,56 @@ fn show(s: &Sexp) -> String {
         out.push_str("...");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Line and column by counting from the line's start, as the cursor must agree with.
+    fn naive(text: &str, offset: usize) -> Pos {
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let start = before.rfind('\n').map_or(0, |i| i + 1);
+        Pos { line: line as u32, col: (text[start..offset].chars().count() + 1) as u32 }
+    }
+
+    #[test]
+    fn positions_on_one_long_line_cost_one_pass() {
+        // What a game manager sends: every rule on one line.
+        let text: String = (0..20_000).map(|i| format!("(f{i} a{i} é) ")).collect();
+        let lines = Lines::new(&text);
+        let mut words = 0;
+        for (i, _) in text.match_indices('(') {
+            assert_eq!(lines.pos(i).line, 1);
+            words += 1;
+        }
+        assert_eq!(words, 20_000);
+        // Counting each token from the line's start scans ~n²/2 bytes (4·10⁹ here).
+        assert!(lines.scanned.get() <= text.len(), "scanned {} bytes of {}", lines.scanned.get(), text.len());
+        assert_eq!(lines.pos(text.len() - 1), naive(&text, text.len() - 1));
+    }
+
+    proptest! {
+        #[test]
+        fn cursor_agrees_with_counting_from_the_line_start(
+            text in "[a(é)\n ;]{0,200}",
+            mut picks in proptest::collection::vec(0usize..400, 0..40),
+            back in proptest::collection::vec(0usize..400, 0..5),
+        ) {
+            let bounds: Vec<usize> = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+            picks.sort_unstable();
+            let lines = Lines::new(&text);
+            for p in picks {
+                let o = bounds[p % bounds.len()];
+                prop_assert_eq!(lines.pos(o), naive(&text, o));
+            }
+            // Errors may point back behind the cursor.
+            for p in back {
+                let o = bounds[p % bounds.len()];
+                prop_assert_eq!(lines.pos(o), naive(&text, o));
+            }
+        }
+    }
 }
