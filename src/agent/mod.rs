@@ -160,6 +160,8 @@ pub trait Player: Send {
     fn is_terminal(&mut self) -> bool;
     /// The role's first legal move in the current state.
     fn first_legal(&mut self) -> Option<String>;
+    /// The role's move when it has exactly one legal move in the current state.
+    fn forced_move(&mut self) -> Option<String>;
     /// Searches until `limit` is over (its deadline, or its cancel flag); `Err` when the role
     /// has no move.
     fn search(&mut self, limit: Limit<'_>) -> Result<Selected, String>;
@@ -243,6 +245,13 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
         self.machine.legal_moves(&self.state, self.role, &mut self.legal);
         self.legal.first().map(|&m| self.machine.move_text(m))
     }
+    fn forced_move(&mut self) -> Option<String> {
+        self.machine.legal_moves(&self.state, self.role, &mut self.legal);
+        match self.legal[..] {
+            [m] => Some(self.machine.move_text(m)),
+            _ => None,
+        }
+    }
     fn search(&mut self, limit: Limit<'_>) -> Result<Selected, String> {
         let c = self
             .search
@@ -292,24 +301,78 @@ fn role_in(roles: &[String], role: &str) -> Result<usize, String> {
     role_index(roles, role).ok_or_else(|| format!("no role {role} in the game (roles: {})", roles.join(" ")))
 }
 
-/// What `build` returns, or `None` (logged) if it fails or panics: the player then falls
-/// back to the interpreter.
-fn propnet_or_log<T, E: std::fmt::Display>(build: impl FnOnce() -> Result<T, E>) -> Option<T> {
+/// How a propnet build went.
+enum Outcome<T> {
+    Built(T),
+    /// The time (or the cancel flag) ran out: a build without the start clock may finish.
+    TimedOut,
+    /// Too large, invalid or panicked: the interpreter it is.
+    Failed,
+}
+
+/// What `build` returns, or why not (logged); a panic is a failure.
+fn propnet_or_log<T>(build: impl FnOnce() -> Result<T, propnet::GroundError>) -> Outcome<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(build)) {
-        Ok(Ok(t)) => Some(t),
+        Ok(Ok(t)) => Outcome::Built(t),
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "propnet not built; using the interpreter");
-            None
+            match e {
+                propnet::GroundError::Timeout(_) => Outcome::TimedOut,
+                _ => Outcome::Failed,
+            }
         }
         Err(_) => {
             tracing::error!("propnet build panicked; using the interpreter");
-            None
+            Outcome::Failed
         }
     }
 }
 
+/// A propnet player for `role` of `game`, within `budget`.
+fn propnet_player(
+    game: &Game,
+    role: &str,
+    cfg: &AgentConfig,
+    seed: u64,
+    budget: &Budget,
+) -> Result<Outcome<Box<dyn Player>>, String> {
+    if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
+        let built = propnet_or_log(|| {
+            propnet::build_net(game, budget).map(|b| {
+                let a = crate::factor::analyse(&b.net);
+                tracing::info!(game = %game.name, build_s = b.report.total_s, verdict = ?a.verdict, factors = a.factors.len(), analysis_ms = a.millis, "propnet built and analysed");
+                let c = propnet::Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
+                (propnet::PropnetMachine::new(c), std::sync::Arc::new(b.net), a)
+            })
+        });
+        return Ok(match built {
+            Outcome::Built((m, net, a)) => {
+                let r = role_in(m.roles(), role)?;
+                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
+                Outcome::Built(player_with(m, r, search, "propnet"))
+            }
+            Outcome::TimedOut => Outcome::TimedOut,
+            Outcome::Failed => Outcome::Failed,
+        });
+    }
+    Ok(match propnet_or_log(|| propnet::build(game, budget)) {
+        Outcome::Built((m, report)) => {
+            let r = role_in(m.roles(), role)?;
+            tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
+            Outcome::Built(player(m, r, cfg, seed, "propnet"))
+        }
+        Outcome::TimedOut => Outcome::TimedOut,
+        Outcome::Failed => Outcome::Failed,
+    })
+}
+
+/// How long a propnet that missed its start clock may go on building in the background.
+pub const BACKGROUND_BUILD: Duration = Duration::from_secs(300);
+
 /// Builds a player for `role` of `game`: the propnet if it builds by `deadline`, else the
-/// interpreter.
+/// interpreter. When only the time ran out, the propnet build goes on in the background
+/// ([`BACKGROUND_BUILD`] at most) and the player switches to it at the first search after it
+/// is ready.
 pub fn new_player(
     game: &Game,
     role: &str,
@@ -318,26 +381,129 @@ pub fn new_player(
     deadline: Instant,
 ) -> Result<Box<dyn Player>, String> {
     let budget = Budget { deadline: Some(deadline), ..Budget::default() };
-    if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
-        let built = propnet_or_log(|| {
-            propnet::build_net(game, &budget).map(|b| {
-                let a = crate::factor::analyse(&b.net);
-                tracing::info!(game = %game.name, build_s = b.report.total_s, verdict = ?a.verdict, factors = a.factors.len(), analysis_ms = a.millis, "propnet built and analysed");
-                let c = propnet::Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
-                (propnet::PropnetMachine::new(c), std::sync::Arc::new(b.net), a)
-            })
-        });
-        if let Some((m, net, a)) = built {
-            let r = role_in(m.roles(), role)?;
-            let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
-            return Ok(player_with(m, r, search, "propnet"));
+    match propnet_player(game, role, cfg, seed, &budget)? {
+        Outcome::Built(p) => Ok(p),
+        Outcome::Failed => interp_player(game, role, cfg, seed, deadline),
+        Outcome::TimedOut => {
+            let now = interp_player(game, role, cfg, seed, deadline)?;
+            Ok(Box::new(Upgrading::start(now, game.clone(), role.to_string(), cfg.clone(), seed)))
         }
-    } else if let Some((m, report)) = propnet_or_log(|| propnet::build(game, &budget)) {
-        let r = role_in(m.roles(), role)?;
-        tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
-        return Ok(player(m, r, cfg, seed, "propnet"));
     }
-    interp_player(game, role, cfg, seed, deadline)
+}
+
+/// A player on the interpreter while its propnet goes on building on another thread (it
+/// missed the start clock). At the start of the first search after the build is done, the
+/// moves played so far are replayed on the propnet player, which then plays. Dropping it
+/// (the match is over) cancels the build.
+struct Upgrading {
+    current: Box<dyn Player>,
+    pending: Option<std::sync::mpsc::Receiver<Option<Box<dyn Player>>>>,
+    /// Joint moves played, as received, while the build is pending.
+    played: Vec<Vec<String>>,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Upgrading {
+    fn start(now: Box<dyn Player>, game: Game, role: String, cfg: AgentConfig, seed: u64) -> Upgrading {
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let flag = cancel.clone();
+        let span = tracing::Span::current();
+        let spawned = std::thread::Builder::new().name("propnet-build".into()).spawn(move || {
+            let _e = span.enter();
+            let t0 = Instant::now();
+            let budget = Budget { deadline: Some(t0 + BACKGROUND_BUILD), cancel: Some(flag), ..Budget::default() };
+            let built = match propnet_player(&game, &role, &cfg, seed, &budget) {
+                Ok(Outcome::Built(p)) => {
+                    tracing::info!(build_s = t0.elapsed().as_secs_f64(), "propnet built in the background");
+                    Some(p)
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "background propnet build");
+                    None
+                }
+            };
+            let _ = tx.send(built);
+        });
+        let pending = match spawned {
+            Ok(_) => {
+                tracing::info!("the interpreter plays while the propnet builds in the background");
+                Some(rx)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the background propnet build");
+                None
+            }
+        };
+        Upgrading { current: now, pending, played: Vec::new(), cancel }
+    }
+
+    /// Switches to the propnet player if its build is done.
+    fn upgrade(&mut self) {
+        let Some(rx) = &self.pending else { return };
+        let mut p = match rx.try_recv() {
+            Ok(Some(p)) => p,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return,
+            Ok(None) | Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.pending = None;
+                return;
+            }
+        };
+        self.pending = None;
+        for (step, joint) in std::mem::take(&mut self.played).iter().enumerate() {
+            if let Err(e) = p.advance(joint) {
+                tracing::error!(step, error = %e, "the propnet does not accept the moves played; staying on the interpreter");
+                return;
+            }
+        }
+        tracing::info!(step = p.step(), "switched to the propnet built in the background");
+        self.current = p;
+    }
+}
+
+impl Drop for Upgrading {
+    fn drop(&mut self) {
+        self.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Player for Upgrading {
+    fn roles(&self) -> &[String] {
+        self.current.roles()
+    }
+    fn role(&self) -> usize {
+        self.current.role()
+    }
+    fn step(&self) -> usize {
+        self.current.step()
+    }
+    fn engine(&self) -> &'static str {
+        self.current.engine()
+    }
+    fn advance(&mut self, moves: &[String]) -> Result<(), String> {
+        self.current.advance(moves)?;
+        if self.pending.is_some() {
+            self.played.push(moves.to_vec());
+        }
+        Ok(())
+    }
+    fn is_terminal(&mut self) -> bool {
+        self.current.is_terminal()
+    }
+    fn first_legal(&mut self) -> Option<String> {
+        self.current.first_legal()
+    }
+    fn forced_move(&mut self) -> Option<String> {
+        self.current.forced_move()
+    }
+    fn search(&mut self, limit: Limit<'_>) -> Result<Selected, String> {
+        self.upgrade();
+        self.current.search(limit)
+    }
+    fn goals(&mut self) -> Vec<Option<u32>> {
+        self.current.goals()
+    }
 }
 
 fn interp_player(

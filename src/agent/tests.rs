@@ -108,3 +108,27 @@ fn a_factoring_player_plays_legal_moves_through_the_player_api() {
         }
     }
 }
+
+#[test]
+fn a_propnet_that_misses_the_start_clock_takes_over_once_built() {
+    let text = std::fs::read_to_string(root().join("gdl/tictactoe.kif")).unwrap();
+    let game = Game::parse("tictactoe", &text).unwrap();
+    let cfg = AgentConfig { kind: Kind::Mcts, ..AgentConfig::default() };
+    // A start clock already over: the propnet build times out at once, the interpreter plays.
+    let mut p = new_player(&game, "x", &cfg, 3, Instant::now()).unwrap();
+    assert_eq!(p.engine(), "interp");
+    p.advance(&["(mark 2 2)".into(), "noop".into()]).unwrap();
+    p.advance(&["noop".into(), "(mark 1 1)".into()]).unwrap();
+    // The build goes on without the start clock; the first search after it is done switches.
+    let t0 = Instant::now();
+    while p.engine() != "propnet" {
+        assert!(t0.elapsed() < Duration::from_secs(20), "still on the interpreter");
+        p.search(Limit::until(Instant::now() + Duration::from_millis(20))).unwrap();
+    }
+    // The moves played on the interpreter were replayed: same step, the marked cells taken.
+    assert_eq!(p.step(), 2);
+    let chosen = p.search(Limit::until(Instant::now() + Duration::from_millis(50))).unwrap().text;
+    assert!(chosen.starts_with("( mark") && !chosen.contains("2 2") && !chosen.contains("1 1"), "{chosen}");
+    p.advance(&[chosen, "noop".into()]).unwrap();
+    assert_eq!(p.step(), 3);
+}

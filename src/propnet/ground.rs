@@ -32,7 +32,7 @@ use std::hash::BuildHasher;
 use std::time::Instant;
 
 /// Limits on grounding, set by the caller.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct Budget {
     /// Give up past this moment.
     pub deadline: Option<Instant>,
@@ -40,16 +40,22 @@ pub struct Budget {
     pub max_instances: usize,
     /// Most ground body literals in all instances together.
     pub max_literals: usize,
+    /// Give up once this is raised (a build in the background whose match is over).
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Budget {
     fn default() -> Budget {
-        Budget { deadline: None, max_instances: 20_000_000, max_literals: 100_000_000 }
+        Budget { deadline: None, max_instances: 20_000_000, max_literals: 100_000_000, cancel: None }
     }
 }
 
 impl Budget {
+    /// `Timeout` once the deadline has passed or the cancel flag is raised.
     pub fn check_time(&self, what: &str) -> Result<(), GroundError> {
+        if self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Err(GroundError::Timeout(format!("{what} (cancelled)")));
+        }
         match self.deadline {
             Some(d) if Instant::now() > d => Err(GroundError::Timeout(what.to_string())),
             _ => Ok(()),
