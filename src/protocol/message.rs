@@ -180,6 +180,10 @@ pub fn parse(text: &str) -> Result<Message, String> {
             if n < 6 {
                 return Err(format!("`start` takes 5 arguments, got {}", n - 1));
             }
+            if n > 6 {
+                // ggp-base's request factory ignores them too; said, not silent.
+                tracing::warn!(extra = n - 6, "start: arguments after the play clock ignored");
+            }
             Ok(Message::Start {
                 id: id(&items[1])?,
                 role: items[2].atom().ok_or("a role must be an atom")?.to_string(),
@@ -200,7 +204,8 @@ pub fn parse(text: &str) -> Result<Message, String> {
             want(2)?;
             Ok(Message::Abort { id: id(&items[1])? })
         }
-        other => Err(format!("unknown command `{}`", other.chars().take(40).collect::<String>())),
+        // Debug-escaped: a NUL or control character in the word is shown, not hidden.
+        other => Err(format!("unknown command {:?}", other.chars().take(40).collect::<String>())),
     }
 }
 
@@ -275,6 +280,8 @@ mod tests {
         }
         let deep = "(".repeat(100_000);
         assert!(parse(&deep).is_err());
+        // A control character in the command word is shown in the error.
+        assert_eq!(parse("(info\0)"), Err("unknown command \"info\\0\"".into()));
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //! **Pondering** (agent key `ponder`, MCTS kinds): the blocking task hands its reply to the
 //! request through a oneshot channel and then goes on searching the same root, holding the
 //! match's slot, until the next message raises the cancel flag (or [`PONDER_SLACK`] past
-//! the latest time that message could come). The next turn's search reuses that tree.
+//! the latest time that message could come). The next turn's search reuses that tree. A
+//! turn with one legal move is answered at once, and its time goes to pondering.
 
 pub mod message;
 
@@ -48,11 +49,30 @@ pub struct ServerConfig {
     pub max_matches: usize,
     /// Largest request body accepted, in bytes.
     pub max_body: usize,
+    /// Longest wait for a request's headers, from the connection's opening: a silent or
+    /// slow client (half-sent headers, a byte a second) is disconnected.
+    pub header_timeout: Duration,
+    /// Longest wait for a request's body once its headers are in (408 after it).
+    pub body_timeout: Duration,
+    /// Connections open at once; one more is closed as soon as it is accepted, so held
+    /// connections cannot use up the process's file descriptors.
+    pub max_connections: usize,
+    /// A match that gets no message for its start clock + play clock + this is dropped
+    /// (its game manager is gone without STOP or ABORT), freeing its slot.
+    pub match_expiry: Duration,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { agent: AgentConfig::default(), max_matches: 4, max_body: 16 << 20 }
+        ServerConfig {
+            agent: AgentConfig::default(),
+            max_matches: 4,
+            max_body: 16 << 20,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 256,
+            match_expiry: Duration::from_secs(60),
+        }
     }
 }
 
@@ -72,6 +92,9 @@ struct Entry {
     cancel: Arc<AtomicBool>,
     /// The step the next reply is for: plays received with moves so far.
     step: usize,
+    /// When the match's last message came, and how long it may wait for the next one.
+    last: Instant,
+    expiry: Duration,
 }
 
 type Fallback = Arc<Mutex<Option<(usize, String)>>>;
@@ -152,6 +175,7 @@ impl Server {
     ) -> Option<(Arc<tokio::sync::Mutex<Slot>>, Fallback, Duration, Arc<AtomicBool>, usize)> {
         let mut matches = lock(&self.matches);
         let e = matches.get_mut(id)?;
+        e.last = Instant::now();
         e.cancel.store(true, Ordering::Relaxed);
         e.cancel = Arc::new(AtomicBool::new(false));
         if with_moves {
@@ -201,13 +225,6 @@ impl Server {
         receipt: Instant,
     ) -> String {
         let span = tracing::info_span!("match", id = %id, role = %role);
-        let game = match Game::parse(&format!("<match {id}>"), &rules) {
-            Ok(g) => g,
-            Err(e) => {
-                tracing::error!(parent: &span, error = %e, "start: rules do not parse");
-                return "busy".into();
-            }
-        };
         let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone() }));
         let fallback = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
@@ -222,10 +239,19 @@ impl Server {
                 tracing::warn!(parent: &span, "start: busy (match limit reached or id in use)");
                 return "busy".into();
             }
+            let expiry = Duration::from_secs_f64(start_clock + play_clock) + self.cfg.match_expiry;
             let play_clock = Duration::from_secs_f64(play_clock);
             matches.insert(
                 id.clone(),
-                Entry { slot: slot.clone(), fallback: fallback.clone(), play_clock, cancel: cancel.clone(), step: 0 },
+                Entry {
+                    slot: slot.clone(),
+                    fallback: fallback.clone(),
+                    play_clock,
+                    cancel: cancel.clone(),
+                    step: 0,
+                    last: receipt,
+                    expiry,
+                },
             );
         }
         let (build_deadline, reply_at) =
@@ -240,10 +266,20 @@ impl Server {
             receipt + Duration::from_secs_f64(start_clock) + Duration::from_secs_f64(play_clock) + PONDER_SLACK;
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let stats = self.ponder.clone();
+        let sp_id = id.clone();
         tokio::task::spawn_blocking(move || {
             let _e = sp.enter();
             let mut guard = guard;
             let t0 = Instant::now();
+            // Parsed here, off the async workers and under the start clock's reply timer.
+            let game = match Game::parse(&format!("<match {}>", sp_id), &rules) {
+                Ok(g) => g,
+                Err(e) => {
+                    tracing::error!(error = %e, "start: rules do not parse");
+                    let _ = tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
             match new_player(&game, &role, &cfg, seed, build_deadline) {
                 Ok(mut p) => {
                     *lock(&fb) = p.first_legal().map(|m| (0, m));
@@ -305,13 +341,24 @@ impl Server {
                 };
                 if let Some(m) = &moves {
                     if let Err(e) = p.advance(m) {
-                        tracing::error!(error = %e, moves = ?m, "play: cannot apply the moves");
+                        // Clipped: a manager's garbage is not copied whole into the log.
+                        let shown: Vec<String> = m.iter().map(|x| clip(x)).collect();
+                        tracing::error!(error = %clip(&e), moves = ?shown, "play: cannot apply the moves");
                     }
                 }
                 let step = p.step();
                 *lock(&fb) = p.first_legal().map(|m| (step, m));
                 let turn = tracing::info_span!("turn", step);
                 let _t = turn.enter();
+                // A forced move is answered at once; the time goes to pondering instead.
+                if pondering {
+                    if let Some(only) = p.forced_move() {
+                        tracing::info!(chosen = %only, "move (forced: answered at once)");
+                        let _ = tx.send(Ok(only));
+                        ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                        return;
+                    }
+                }
                 let chosen = p.search(Limit::cancellable(search_at, &cancel));
                 if let Ok(s) = &chosen {
                     tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
@@ -348,6 +395,29 @@ impl Server {
         }
     }
 
+    /// Drops the matches that got no message for longer than their expiry (start clock +
+    /// play clock + [`ServerConfig::match_expiry`]) as of `now`: their manager is gone. Their
+    /// searches are stopped and their slots freed. Returns their ids.
+    pub fn expire(&self, now: Instant) -> Vec<String> {
+        let mut matches = lock(&self.matches);
+        let old: Vec<String> = matches
+            .iter()
+            .filter(|(_, e)| now.saturating_duration_since(e.last) > e.expiry)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &old {
+            if let Some(e) = matches.remove(id) {
+                e.cancel.store(true, Ordering::Relaxed);
+                tracing::warn!(
+                    id = %id,
+                    idle_s = now.saturating_duration_since(e.last).as_secs_f64(),
+                    "match expired: no message from its manager; slot freed"
+                );
+            }
+        }
+        old
+    }
+
     fn finish(&self, id: &str, moves: Option<Vec<String>>, reply: &str) -> String {
         match lock(&self.matches).remove(id) {
             Some(e) => {
@@ -363,6 +433,20 @@ impl Server {
         }
     }
 }
+
+/// At most [`CLIP`] bytes of `s` for a log line, with the length left out said.
+fn clip(s: &str) -> String {
+    if s.len() <= CLIP {
+        return s.to_string();
+    }
+    let mut end = CLIP;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
+const CLIP: usize = 200;
 
 fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
@@ -380,13 +464,32 @@ fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let receipt = Instant::now();
     let text = match *req.method() {
-        Method::POST => match Limited::new(req.into_body(), server.cfg.max_body).collect().await {
-            Ok(b) => String::from_utf8_lossy(&b.to_bytes()).trim().to_string(),
-            Err(e) => {
-                tracing::warn!(error = %e, "request body refused");
-                return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large or unreadable".into());
+        Method::POST => {
+            use hyper::body::Body as _;
+            if req.body().size_hint().lower() > server.cfg.max_body as u64 {
+                tracing::warn!(length = req.body().size_hint().lower(), "request body refused: too large");
+                return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into());
             }
-        },
+            let body = Limited::new(req.into_body(), server.cfg.max_body).collect();
+            match tokio::time::timeout(server.cfg.body_timeout, body).await {
+                Ok(Ok(b)) => String::from_utf8_lossy(&b.to_bytes()).trim().to_string(),
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                    tracing::warn!(error = %e, "request body refused: too large");
+                    return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into());
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "request body unreadable");
+                    return reply(StatusCode::BAD_REQUEST, format!("error: body unreadable: {e}"));
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        timeout_s = server.cfg.body_timeout.as_secs_f64(),
+                        "request body not received in time"
+                    );
+                    return reply(StatusCode::REQUEST_TIMEOUT, "error: body not received in time".into());
+                }
+            }
+        }
         Method::GET => {
             let path = req.uri().path();
             message::url_decode(path.strip_prefix('/').unwrap_or(path)).trim().to_string()
@@ -396,39 +499,72 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Full<By
     let seq = server.seq.fetch_add(1, Ordering::Relaxed);
     match server.respond(&text, receipt).instrument(tracing::debug_span!("request", seq)).await {
         Ok(body) => {
-            tracing::debug!(request = %text.chars().take(200).collect::<String>(), reply = %body, "answered");
+            tracing::debug!(request = %clip(&text), reply = %body, "answered");
             reply(StatusCode::OK, body)
         }
         Err(e) => {
-            tracing::warn!(error = %e, request = %text.chars().take(200).collect::<String>(), "bad request");
+            tracing::warn!(error = %clip(&e), request = %clip(&text), "bad request");
             reply(StatusCode::BAD_REQUEST, format!("error: {e}"))
         }
     }
 }
 
-/// Serves connections from `listener` forever.
+/// Serves connections from `listener` forever, and expires abandoned matches.
+///
+/// Each connection carries one request (no keep-alive: ggp-base's managers open one per
+/// message), must send its headers within `header_timeout` of opening (hyper's header read
+/// timer) and its body within `body_timeout`; at most `max_connections` are open at once.
 pub async fn run(listener: TcpListener, server: Arc<Server>) {
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(20)).await;
+    let permits = Arc::new(tokio::sync::Semaphore::new(server.cfg.max_connections.max(1)));
+    let mut refused = 0u64;
+    let accept = async {
+        loop {
+            let (stream, peer) = match listener.accept().await {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            let Ok(permit) = permits.clone().try_acquire_owned() else {
+                // Closed at once: the descriptor is freed, and the client sees the refusal.
+                refused += 1;
+                if refused.is_power_of_two() {
+                    tracing::warn!(%peer, refused, max = server.cfg.max_connections, "too many connections: closed");
+                }
+                drop(stream);
                 continue;
-            }
-        };
-        let server = server.clone();
-        tokio::spawn(async move {
-            let svc = service_fn(move |req| {
-                let server = server.clone();
-                async move { Ok::<_, Infallible>(handle(server, req).await) }
+            };
+            let server = server.clone();
+            tokio::spawn(async move {
+                let _permit = permit;
+                let mut http = http1::Builder::new();
+                http.timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(server.cfg.header_timeout)
+                    .keep_alive(false)
+                    .title_case_headers(true);
+                let svc = service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, Infallible>(handle(server, req).await) }
+                });
+                if let Err(e) = http.serve_connection(TokioIo::new(stream), svc).await {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
             });
-            if let Err(e) =
-                http1::Builder::new().title_case_headers(true).serve_connection(TokioIo::new(stream), svc).await
-            {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+        }
+    };
+    let sweep = async {
+        let mut every = tokio::time::interval(Duration::from_millis(250));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            every.tick().await;
+            server.expire(Instant::now());
+        }
+    };
+    tokio::select! {
+        _ = accept => {}
+        _ = sweep => {}
     }
 }
 
@@ -485,4 +621,15 @@ pub fn serve(addr: &str, cfg: ServerConfig, bound: impl FnOnce(SocketAddr)) -> s
         run(listener, Server::new(cfg)).await;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn log_lines_are_clipped() {
+        assert_eq!(super::clip("(mark 1 1)"), "(mark 1 1)");
+        let long = "é".repeat(10_000);
+        let c = super::clip(&long);
+        assert!(c.len() < super::CLIP + 30 && c.ends_with("… (20000 bytes)"), "{c}");
+    }
 }

@@ -17,7 +17,8 @@ const GAMES: [&str; 5] =
 
 fn server(max_matches: usize, margin_s: f64) -> ServerHandle {
     let agent = AgentConfig { kind: Kind::Mcts, margin_s, ..AgentConfig::default() };
-    spawn("127.0.0.1:0", ServerConfig { agent, max_matches, max_body: 1 << 20 }).expect("bind")
+    spawn("127.0.0.1:0", ServerConfig { agent, max_matches, max_body: 1 << 20, ..ServerConfig::default() })
+        .expect("bind")
 }
 
 /// Sends raw bytes, reads the whole reply (HTTP/1.0: the server closes); (status, body).
@@ -280,7 +281,9 @@ fn the_player_thinks_between_messages_until_the_next_one() {
     let (text, _) = rules("connect4.kif");
     for ponder in [true, false] {
         let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.5, ponder, ..AgentConfig::default() };
-        let srv = spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20 }).expect("bind");
+        let srv =
+            spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20, ..ServerConfig::default() })
+                .expect("bind");
         let a = srv.addr;
         assert_eq!(ok(a, &format!("(start p1 red ({text}) 2 2)")), "ready");
         // The manager waits before the first play (other players still starting up).
@@ -293,8 +296,13 @@ fn the_player_thinks_between_messages_until_the_next_one() {
         std::thread::sleep(Duration::from_millis(800));
         let t_next = Instant::now();
         let second = ok(a, &format!("(play p1 ({first} noop))"));
+        let took = t_next.elapsed();
         assert_eq!(second, "noop", "yellow is to move");
-        assert!(t_next.elapsed() < Duration::from_millis(1800), "the next play waited on pondering");
+        assert!(took < Duration::from_millis(1800), "the next play waited on pondering");
+        if ponder {
+            // Without pondering, a forced move is searched for half the clock (0.75 s).
+            assert!(took < Duration::from_millis(400), "a forced move is answered at once: {took:?}");
+        }
         assert_eq!(ok(a, "(stop p1 nil)"), "done");
         std::thread::sleep(Duration::from_millis(300));
         let (runs, iters, interrupted) = srv.server.ponder_stats();
@@ -312,4 +320,81 @@ fn the_player_thinks_between_messages_until_the_next_one() {
         }
         assert!(t.elapsed() < Duration::from_secs(6));
     }
+}
+
+/// Reads from `s` until the server closes it or `wait` passes; (closed, bytes read).
+fn read_until_closed(s: &mut TcpStream, wait: Duration) -> (bool, String) {
+    s.set_read_timeout(Some(wait)).expect("timeout");
+    let mut out = Vec::new();
+    let closed = s.read_to_end(&mut out).is_ok();
+    (closed, String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn held_connections_are_timed_out_and_capped() {
+    let agent = AgentConfig { kind: Kind::Random, ..AgentConfig::default() };
+    let cfg = ServerConfig {
+        agent,
+        max_body: 1 << 20,
+        header_timeout: Duration::from_millis(400),
+        body_timeout: Duration::from_millis(400),
+        max_connections: 3,
+        ..ServerConfig::default()
+    };
+    let srv = spawn("127.0.0.1:0", cfg).expect("bind");
+    let a = srv.addr;
+    let t0 = Instant::now();
+    // Three held connections: silent, headers half sent, a body shorter than its length.
+    let mut silent = TcpStream::connect(a).expect("connect");
+    let mut half = TcpStream::connect(a).expect("connect");
+    half.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: text/acl\r\n").expect("write");
+    let mut short = TcpStream::connect(a).expect("connect");
+    short.write_all(b"POST / HTTP/1.0\r\nContent-Length: 100\r\n\r\n(info").expect("write");
+    std::thread::sleep(Duration::from_millis(100));
+    // A fourth is over the cap: closed at once, unanswered.
+    let (status, _) = raw(a, b"POST / HTTP/1.0\r\nContent-Length: 6\r\n\r\n(info)");
+    assert_eq!(status, 0, "a connection over the cap is closed unanswered");
+    assert!(t0.elapsed() < Duration::from_millis(380), "refused at once, not after the held ones timed out");
+    // The held ones are closed by the server's timers, the short body with a 408.
+    for s in [&mut silent, &mut half] {
+        let (closed, _) = read_until_closed(s, Duration::from_secs(5));
+        assert!(closed, "a silent or half-sent request is disconnected");
+    }
+    let (closed, text) = read_until_closed(&mut short, Duration::from_secs(5));
+    assert!(closed && text.starts_with("HTTP/1.0 408"), "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "held for {:?}", t0.elapsed());
+    // Then the server answers again; a body announced past the limit is refused at once.
+    assert_eq!(ok(a, "(info)"), "((name factotum) (status available))");
+    let (status, _) = raw(a, b"POST / HTTP/1.0\r\nContent-Length: 1000000000\r\n\r\n(info)");
+    assert_eq!(status, 413);
+    // One request per connection: a keep-alive request is answered and the connection closed.
+    let mut keep = TcpStream::connect(a).expect("connect");
+    keep.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: 6\r\n\r\n(info)")
+        .expect("write");
+    let t1 = Instant::now();
+    let (closed, text) = read_until_closed(&mut keep, Duration::from_secs(5));
+    assert!(closed && text.contains("(status available)"), "{text}");
+    assert!(t1.elapsed() < Duration::from_millis(300), "closed after the reply, not by the header timer");
+}
+
+#[test]
+fn abandoned_matches_expire_and_free_their_slot() {
+    let agent = AgentConfig { kind: Kind::Random, ..AgentConfig::default() };
+    let cfg =
+        ServerConfig { agent, max_matches: 1, match_expiry: Duration::from_millis(300), ..ServerConfig::default() };
+    let srv = spawn("127.0.0.1:0", cfg).expect("bind");
+    let a = srv.addr;
+    let (text, _) = rules("tictactoe.kif");
+    assert_eq!(ok(a, &format!("(start gone x ({text}) 1 1)")), "ready");
+    assert_eq!(ok(a, &format!("(start next x ({text}) 1 1)")), "busy", "one match at a time");
+    // The first match's manager is gone: after 1 + 1 + 0.3 s without a message it expires.
+    std::thread::sleep(Duration::from_millis(2900));
+    assert_eq!(ok(a, &format!("(start next x ({text}) 1 1)")), "ready", "the abandoned match freed its slot");
+    assert_eq!(ok(a, "(play gone nil)"), "busy", "the expired match is gone");
+    // A match that gets its messages is kept, past the expiry counted from its start.
+    std::thread::sleep(Duration::from_millis(1800));
+    assert_ne!(ok(a, "(play next nil)"), "busy");
+    std::thread::sleep(Duration::from_millis(1800));
+    assert_ne!(ok(a, "(play next nil)"), "busy", "each message restarts the expiry");
+    assert_eq!(ok(a, "(abort next)"), "aborted");
 }
