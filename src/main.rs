@@ -232,6 +232,13 @@ enum Cmd {
         /// Matches played at once; more are answered `busy`.
         #[arg(long, default_value_t = 4)]
         max_matches: usize,
+        /// Connections open at once; more are closed on arrival.
+        #[arg(long, default_value_t = 256)]
+        max_connections: usize,
+        /// Seconds a match may go without a message beyond its start clock + play clock
+        /// before it is dropped as abandoned (its slot freed).
+        #[arg(long, default_value_t = 60.0)]
+        match_expiry: f64,
     },
     /// Agent A against agent B on one game for a number of matches (no HTTP), alternating
     /// roles; prints scores, late replies and errors.
@@ -274,6 +281,10 @@ enum Cmd {
         /// Overrides the in-process agents' margin_s.
         #[arg(long)]
         margin_s: Option<f64>,
+        /// Exit 0 even when a player produced connection errors (a dead or unreachable
+        /// player's moves were replaced by random ones).
+        #[arg(long)]
+        allow_player_errors: bool,
     },
     /// Run a tournament (TOML config): games × pairs × role assignments × rounds, in parallel,
     /// resumable (finished records in the output folder are not replayed); writes
@@ -427,9 +438,13 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Serve { port, host, agent, max_matches } => {
+        Cmd::Serve { port, host, agent, max_matches, max_connections, match_expiry } => {
             let agent = AgentConfig::load(&agent).map_err(anyhow::Error::msg)?;
-            let cfg = ServerConfig { agent, max_matches, ..ServerConfig::default() };
+            if !(match_expiry.is_finite() && match_expiry >= 0.0) {
+                anyhow::bail!("--match-expiry must be a finite number of seconds >= 0, not {match_expiry}");
+            }
+            let match_expiry = Duration::from_secs_f64(match_expiry);
+            let cfg = ServerConfig { agent, max_matches, max_connections, match_expiry, ..ServerConfig::default() };
             protocol::serve(&format!("{host}:{port}"), cfg, |addr| {
                 println!("factotum listening on {addr}: register http://HOST:{} with the game manager", addr.port());
             })?;
@@ -473,8 +488,8 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Match { game, players, startclock, playclock, out, id, seed, margin_s } => {
-            match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s)
+        Cmd::Match { game, players, startclock, playclock, out, id, seed, margin_s, allow_player_errors } => {
+            match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s, allow_player_errors)
         }
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
         Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json } => {
@@ -519,6 +534,7 @@ fn match_cmd(
     id: Option<String>,
     seed: u64,
     margin_s: Option<f64>,
+    allow_player_errors: bool,
 ) -> Result<ExitCode> {
     if startclock == 0 || playclock == 0 {
         anyhow::bail!("startclock and playclock must be at least 1 s");
@@ -550,6 +566,7 @@ fn match_cmd(
         tournament: None,
         out: Some(out.to_path_buf()),
     };
+    manager::stop_on_signals().map_err(anyhow::Error::msg)?;
     let rec = manager::referee::run_match(&spec).map_err(anyhow::Error::msg)?;
     println!("| role | player | goal | errors |");
     println!("|---|---|---|---|");
@@ -569,13 +586,43 @@ fn match_cmd(
         rec.moves.len(),
         out.join(format!("{}.json", rec.match_id)).display()
     );
-    Ok(if rec.is_completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    if rec.factotum.interrupted {
+        eprintln!("interrupted: the match was aborted (ABORT sent to the players)");
+        return Ok(ExitCode::from(130));
+    }
+    if !rec.is_completed {
+        return Ok(ExitCode::from(1));
+    }
+    // A player that could not be reached had its moves replaced by random ones (and may be
+    // credited with a win): not a clean match.
+    let failed: Vec<String> = rec
+        .factotum
+        .roles
+        .iter()
+        .enumerate()
+        .filter_map(|(r, role)| {
+            let ce = rec.errors.iter().filter(|e| e.get(r).is_some_and(|x| x == manager::record::CONNECTION)).count();
+            (ce > 0).then(|| {
+                format!(
+                    "{} ({role}): {ce} of {} requests failed to connect",
+                    spec.players[r].source(),
+                    rec.errors.len()
+                )
+            })
+        })
+        .collect();
+    if !failed.is_empty() && !allow_player_errors {
+        eprintln!("player errors: {} (--allow-player-errors to accept)", failed.join("; "));
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<usize>) -> Result<ExitCode> {
     let cfg = manager::tournament::TournamentConfig::load(config).map_err(anyhow::Error::msg)?;
     let t = manager::tournament::Tournament::new(cfg).map_err(anyhow::Error::msg)?;
     let parallel = parallel.unwrap_or(t.cfg.parallel).max(1);
+    manager::stop_on_signals().map_err(anyhow::Error::msg)?;
     let stats = manager::tournament::run(&t, max_matches, parallel).map_err(anyhow::Error::msg)?;
     let summary = manager::tournament::summarize(&t);
     let md = manager::report::markdown(&summary);
@@ -592,6 +639,12 @@ fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<us
         stats.elapsed_s,
         t.out.join("report.md").display()
     );
+    if manager::interrupted() {
+        eprintln!(
+            "interrupted: the matches in progress were aborted and will be replayed when the tournament is run again"
+        );
+        return Ok(ExitCode::from(130));
+    }
     Ok(if stats.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -152,10 +152,15 @@ type Reply = (u64, Result<String, Failure>);
 
 /// A client on its own thread. Requests are numbered; a reply to an earlier request that
 /// arrives late is dropped.
+/// How often a wait looks at [`super::interrupted`].
+const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 pub struct Seat {
     tx: Option<Sender<(u64, Request, Instant)>>,
     rx: Receiver<Reply>,
     seq: u64,
+    /// The deadline of the last request sent (its reply, or its failure, is in by then).
+    pub due: Instant,
     pub name: String,
 }
 
@@ -177,24 +182,41 @@ impl Seat {
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start a player thread");
         }
-        Seat { tx: Some(tx), rx, seq: 0, name }
+        Seat { tx: Some(tx), rx, seq: 0, due: Instant::now(), name }
     }
 
     /// Sends a request; its reply is due by `deadline`.
     pub fn send(&mut self, req: Request, deadline: Instant) {
         self.seq += 1;
+        self.due = deadline;
         if let Some(tx) = &self.tx {
             let _ = tx.send((self.seq, req, deadline));
         }
     }
 
-    /// Waits for the reply to the last request until `deadline`.
+    /// Waits for the reply to the last request until `deadline`, or until the manager is
+    /// interrupted ([`super::interrupted`]; then a timeout, which the referee does not
+    /// record: it aborts the match).
     pub fn wait(&mut self, deadline: Instant) -> Result<String, Failure> {
+        self.wait_for(deadline, true)
+    }
+
+    /// Waits for the reply to the last request until `deadline`, interrupted or not (for
+    /// the ABORT sent because of an interruption).
+    pub fn wait_out(&mut self, deadline: Instant) -> Result<String, Failure> {
+        self.wait_for(deadline, false)
+    }
+
+    fn wait_for(&mut self, deadline: Instant, stop_on_interrupt: bool) -> Result<String, Failure> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
+            if stop_on_interrupt && super::interrupted() && !left.is_zero() {
+                return Err(Failure::Timeout);
+            }
+            match self.rx.recv_timeout(left.min(INTERRUPT_POLL)) {
                 Ok((seq, r)) if seq == self.seq => return r,
                 Ok(_) => continue,
+                Err(RecvTimeoutError::Timeout) if left > INTERRUPT_POLL => continue,
                 Err(RecvTimeoutError::Timeout) => return Err(Failure::Timeout),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(Failure::Connection("the player thread ended".into()))

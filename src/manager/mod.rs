@@ -22,6 +22,34 @@ pub mod report;
 pub mod tournament;
 
 use crate::agent::AgentConfig;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the manager was told to stop (SIGINT or SIGTERM, once [`stop_on_signals`] is
+/// installed, or [`interrupt`]): running matches are aborted (ABORT sent to every player,
+/// the record saved as aborted and interrupted, so a tournament replays it when resumed)
+/// and no new match starts.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Asks running matches to stop, as a signal does.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// The first SIGINT or SIGTERM asks matches to stop ([`interrupted`]); a second one ends
+/// the process at once (exit code 130).
+pub fn stop_on_signals() -> Result<(), String> {
+    ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("interrupted: aborting the matches in progress (again to quit at once)");
+    })
+    .map_err(|e| format!("cannot install the signal handler: {e}"))
+}
 use std::path::Path;
 
 /// A player as given on the command line or in a tournament config.

@@ -22,7 +22,8 @@ pub struct MatchRecord {
     pub match_id: String,
     pub random_token: String,
     pub start_time: u64,
-    #[serde(rename = "gameMetaURL")]
+    /// Left out by ggp-base for games not from a repository (`put` of null).
+    #[serde(rename = "gameMetaURL", default)]
     pub game_meta_url: String,
     pub is_completed: bool,
     #[serde(default)]
@@ -73,6 +74,10 @@ pub struct Extras {
     /// Why the match was aborted, if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort_reason: Option<String>,
+    /// Aborted because the manager was interrupted (not the game's or a player's doing): a
+    /// resumed tournament plays it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl MatchRecord {

@@ -160,6 +160,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
             engine: engine.into(),
             seed: spec.seed,
             abort_reason: None,
+            interrupted: false,
         },
     };
     let out = spec.out.as_deref();
@@ -205,6 +206,9 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
             }
         }
     }
+    if super::interrupted() {
+        return Ok(interrupted(rec, &mut seats, out));
+    }
     rec.errors.push(errs);
     save(&rec, out);
 
@@ -248,6 +252,9 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
             joint.push(mv);
             errs.push(err);
         }
+        if super::interrupted() {
+            return Ok(interrupted(rec, &mut seats, out));
+        }
         m.next_state(&state, &joint, &mut next);
         std::mem::swap(&mut state, &mut next);
         let texts: Vec<String> = joint.iter().map(|&mv| m.move_text(mv)).collect();
@@ -274,17 +281,25 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     Ok(rec)
 }
 
+/// The manager was interrupted: the step under way is not recorded; the match is aborted.
+fn interrupted(mut rec: MatchRecord, seats: &mut [Seat], out: Option<&Path>) -> MatchRecord {
+    rec.factotum.interrupted = true;
+    abort(rec, seats, out, "the game manager was interrupted".into())
+}
+
 fn abort(mut rec: MatchRecord, seats: &mut [Seat], out: Option<&Path>, why: String) -> MatchRecord {
     tracing::error!(reason = %why, "match aborted");
     rec.is_aborted = true;
     rec.factotum.abort_reason = Some(why);
     save(&rec, out);
-    let deadline = Instant::now() + Duration::from_secs(2);
+    // A player still busy with its last request gets the ABORT once that one is over.
+    let busy = seats.iter().map(|s| s.due).max().unwrap_or_else(Instant::now).max(Instant::now());
+    let deadline = busy + Duration::from_secs(2);
     for seat in seats.iter_mut() {
         seat.send(Request::Abort { id: rec.match_id.clone() }, deadline);
     }
     for seat in seats.iter_mut() {
-        let _ = seat.wait(deadline);
+        let _ = seat.wait_out(deadline);
     }
     rec
 }

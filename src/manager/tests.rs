@@ -113,6 +113,19 @@ fn record_round_trips_and_writes_atomically() {
 }
 
 #[test]
+fn records_with_only_ggp_base_required_fields_are_read() {
+    // What ggp-base's Match.toJSON writes for a local game that is not finished: no
+    // gameMetaURL (null is left out), no errors, goalValues, player names or humans.
+    let text = r#"{"matchId":"local.1","randomToken":"t","startTime":5,"isCompleted":false,"isAborted":false,
+        "states":["( ( cell 1 1 b ) )"],"moves":[],"stateTimes":[5],"previewClock":-1,"startClock":10,
+        "playClock":5,"scrambled":false}"#;
+    let rec: MatchRecord = serde_json::from_str(text).expect("a ggp-base record");
+    assert_eq!((rec.match_id.as_str(), rec.game_meta_url.as_str(), rec.states.len()), ("local.1", "", 1));
+    // Its required fields stay required.
+    assert!(serde_json::from_str::<MatchRecord>(&text.replace(r#""matchId":"local.1","#, "")).is_err());
+}
+
+#[test]
 fn requests_print_as_ggp_base_does() {
     let game = Arc::new(crate::gdl::Game::parse("t", "(role a)").unwrap());
     let start = Request::Start {

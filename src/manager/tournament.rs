@@ -149,6 +149,11 @@ impl Tournament {
             games.push(sanitize(&game.name));
             loaded.push((Arc::new(game), Arc::new(rules), roles, g.clone()));
         }
+        if pairs.is_empty() {
+            if let Some((_, _, roles, path)) = loaded.iter().find(|g| g.2 > 1) {
+                return Err(format!("{path} has {roles} roles: a tournament needs at least two players to play it"));
+            }
+        }
         let mut schedule = Vec::new();
         for round in 0..cfg.rounds {
             for (gi, (game, rules, roles, path)) in loaded.iter().enumerate() {
@@ -187,7 +192,8 @@ impl Tournament {
         Ok(Tournament { name, cfg, players, games, out, schedule, anchor })
     }
 
-    /// The record of a scheduled match if it is finished (completed or aborted) and was
+    /// The record of a scheduled match if it is finished (completed, or aborted other than
+    /// by an interruption of the manager) and was
     /// played by the same players on the same rules and clocks (agent settings other than
     /// their names are not compared).
     pub fn finished(&self, s: &Scheduled) -> Option<MatchRecord> {
@@ -196,7 +202,8 @@ impl Tournament {
             rec.player_names_from_host.iter().map(String::as_str).eq(s.spec.players.iter().map(|p| p.label()));
         let same_rules = rec.factotum.rules_hash == super::record::fnv1a(s.spec.rules.as_bytes());
         let same_clocks = (rec.start_clock, rec.play_clock) == (s.spec.start_clock, s.spec.play_clock);
-        ((rec.is_completed || rec.is_aborted) && same_players && same_rules && same_clocks).then_some(rec)
+        let over = rec.is_completed || (rec.is_aborted && !rec.factotum.interrupted);
+        (over && same_players && same_rules && same_clocks).then_some(rec)
     }
 }
 
@@ -241,6 +248,9 @@ pub fn run(t: &Tournament, max_matches: Option<usize>, parallel: usize) -> Resul
         &pending,
         parallel,
         |s| {
+            if super::interrupted() {
+                return (s.spec.id.clone(), Err("not started: the tournament was interrupted".to_string()));
+            }
             let r = run_match(&s.spec);
             if let Err(e) = &r {
                 tracing::error!(id = %s.spec.id, error = %e, "match not played");

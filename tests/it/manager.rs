@@ -51,6 +51,8 @@ fn run_match(game: &str, players: [&str; 2], clocks: (u32, u32), out: &Path, id:
         id,
         "--seed",
         "7",
+        // The tests read the errors from the record; the exit code for them is tested below.
+        "--allow-player-errors",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     load(&out.join(format!("{id}.json")))
@@ -165,7 +167,9 @@ fn match_between_in_process_agents_writes_a_replayable_record() {
 #[test]
 fn match_against_factotum_serve_over_http() {
     let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.6, ..AgentConfig::default() };
-    let srv = spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20 }).expect("bind");
+    let srv =
+        spawn("127.0.0.1:0", ServerConfig { agent, max_matches: 2, max_body: 1 << 20, ..ServerConfig::default() })
+            .expect("bind");
     let t = Temp::new("serve");
     let b = t.agent("random.toml", "random", 0.6);
     let url = format!("http://{}", srv.addr);
@@ -525,4 +529,110 @@ fn a_start_reply_other_than_ready_is_recorded() {
     let rec = run_match("gdl/tictactoe.kif", [&a, &url], (2, 1), &t.0, "it.busy");
     let errors: Vec<Vec<String>> = rec["errors"].as_array().unwrap().iter().map(strings).collect();
     assert_eq!(errors[0], vec!["", "IL busy"], "{errors:?}");
+}
+
+#[test]
+fn a_dead_player_fails_the_match_unless_allowed() {
+    let t = Temp::new("dead");
+    let a = t.agent("first.toml", "first", 0.5);
+    let out = t.0.join("out");
+    let args = |id: &'static str| {
+        vec![
+            "match",
+            "gdl/tictactoe.kif",
+            "--player",
+            a.as_str(),
+            "--player",
+            "http://127.0.0.1:9",
+            "--startclock",
+            "1",
+        ]
+        .into_iter()
+        .chain(["--playclock", "1", "--out", out.to_str().unwrap(), "--id", id])
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let run =
+        |v: Vec<String>| Command::new(env!("CARGO_BIN_EXE_factotum")).args(v).current_dir(root()).output().unwrap();
+    let o = run(args("it.dead"));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("127.0.0.1:9 (o)") && err.contains("failed to connect"), "{err}");
+    // The record is still written whole.
+    check_record(&load(&out.join("it.dead.json")), "gdl/tictactoe.kif");
+    let mut allowed = args("it.dead2");
+    allowed.push("--allow-player-errors".into());
+    assert_eq!(run(allowed).status.code(), Some(0));
+    // A tournament of one player cannot pair anyone on a two-role game: an error, not 0 matches.
+    let cfg = t.0.join("one.toml");
+    std::fs::write(
+        &cfg,
+        format!("games = [\"gdl/tictactoe.kif\"]\nplayers = [\"{a}\"]\nout = \"{}\"\n", out.display()),
+    )
+    .unwrap();
+    let o = factotum(&["tournament", cfg.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("at least two players"), "{}", text(&o));
+}
+
+/// A well-behaved GGP player that keeps every message it gets.
+fn recording_player() -> (std::net::SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut s) = conn else { continue };
+            let msg = read_request(&mut s).to_ascii_uppercase();
+            let body = match msg.split_whitespace().nth(1).unwrap_or("") {
+                "START" => "ready",
+                "PLAY" => "noop",
+                "ABORT" => "aborted",
+                _ => "done",
+            };
+            log.lock().unwrap().push(msg);
+            reply(&mut s, body);
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn an_interrupted_match_aborts_its_players_and_keeps_its_record() {
+    let t = Temp::new("sigint");
+    let a = t.agent("slow.toml", "mcts", 0.5);
+    let (addr, seen) = recording_player();
+    let out = t.0.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(["match", "gdl/tictactoe.kif", "--player", &a, "--player", &format!("http://{addr}")])
+        .args(["--startclock", "1", "--playclock", "3", "--id", "it.int", "--out", out.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Mid-way through the first play (x searches 2.5 s of it).
+    std::thread::sleep(Duration::from_millis(2000));
+    let t0 = Instant::now();
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(15), "still running after SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let got = seen.lock().unwrap().clone();
+    assert!(got.first().is_some_and(|m| m.contains("START")), "{got:?}");
+    assert!(got.last().is_some_and(|m| m.contains("ABORT IT.INT")), "the remote player is told: {got:?}");
+    let rec = load(&out.join("it.int.json"));
+    assert_eq!(rec["isAborted"], true);
+    assert_eq!(rec["factotum"]["interrupted"], true);
+    // The play under way when the signal came is not recorded.
+    assert_eq!(rec["moves"].as_array().unwrap().len(), 0, "{rec}");
 }
