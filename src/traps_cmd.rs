@@ -472,10 +472,7 @@ fn similar_in<M: StateMachine>(m: &mut M, sa: M::State, sb: M::State, o: &Simila
             let r = role_index(m.roles(), name)?;
             (r, r)
         }
-        None => (
-            choosers(m, &sa).first().copied().unwrap_or(0),
-            choosers(m, &sb).first().copied().unwrap_or(0),
-        ),
+        None => (choosers(m, &sa).first().copied().unwrap_or(0), choosers(m, &sb).first().copied().unwrap_or(0)),
     };
     let (name_a, name_b) = (m.roles()[role_a].clone(), m.roles()[role_b].clone());
     let measures = bench_measures(0);
@@ -500,7 +497,8 @@ fn similar_in<M: StateMachine>(m: &mut M, sa: M::State, sb: M::State, o: &Simila
     let top: Vec<_> = counts.iter().take(o.top).collect();
     let equally_decisive = top.iter().filter(|c| c.first_ends == c.second_ends).count();
     if o.json {
-        let sims_json: Vec<_> = sims.iter().map(|(n, v, ms)| json!({"measure": n, "similarity": v, "ms": ms})).collect();
+        let sims_json: Vec<_> =
+            sims.iter().map(|(n, v, ms)| json!({"measure": n, "similarity": v, "ms": ms})).collect();
         println!(
             "{}",
             json!({"roles": [name_a, name_b], "nodes": [ta.len(), tb.len()], "expand_ms": expand_ms, "similarities": sims_json,

@@ -49,6 +49,15 @@ fn assert_no_panic(o: &Output) {
     assert!(o.status.code().is_some(), "factotum was killed by a signal: {:?}\n{err}", o.status);
 }
 
+/// Runs factotum with `args` (ending in `--json`), asserts a clean success, and returns the
+/// JSON it printed.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let o = factotum(args);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
 // ---------------------------------------------------------------------------------------
 // check
 // ---------------------------------------------------------------------------------------
@@ -486,10 +495,7 @@ fn factor_reports_verdicts_and_checks_the_product() {
 fn traps_lists_trap_moves_with_refutations() {
     // o to move on x . o / . x . / x . o: B1 and B3 let x complete column A.
     let moves = "(mark 1 1) (mark 1 3) (mark 2 2) (mark 3 3) (mark 3 1)";
-    let o = factotum(&["traps", "gdl/tictactoe.kif", "--moves", moves, "--depth", "1", "--json"]);
-    assert_no_panic(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&["traps", "gdl/tictactoe.kif", "--moves", moves, "--depth", "1", "--json"]);
     let r = &v["reports"][0];
     assert_eq!(r["role"], "o");
     let mut traps: Vec<&str> = r["moves"]
@@ -520,7 +526,7 @@ fn traps_reads_the_position_from_a_match_record() {
         ["noop", "( mark 3 3 )"], ["( mark 3 1 )", "noop"]]});
     let path = dir.join("m.json");
     std::fs::write(&path, record.to_string()).unwrap();
-    let o = factotum(&[
+    let v = json_of(&[
         "traps",
         "gdl/tictactoe.kif",
         "--record",
@@ -531,8 +537,6 @@ fn traps_reads_the_position_from_a_match_record() {
         "1",
         "--json",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["reports"][0]["moves"].as_array().unwrap().iter().filter(|m| m["trap"] == true).count(), 2);
     let o = factotum(&["traps", "gdl/tictactoe.kif", "--record", path.to_str().unwrap(), "--step", "9"]);
     assert!(!o.status.success());
@@ -541,10 +545,7 @@ fn traps_reads_the_position_from_a_match_record() {
 
 #[test]
 fn trapbench_reports_rates_per_measure() {
-    let o = factotum(&["trapbench", "gdl/tictactoe.kif", "--depth", "1", "--states", "2", "--json"]);
-    assert_no_panic(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&["trapbench", "gdl/tictactoe.kif", "--depth", "1", "--states", "2", "--json"]);
     let states = v["trap_states"].as_array().unwrap();
     assert_eq!(states.len(), 2);
     for s in states {
@@ -565,10 +566,7 @@ fn trapbench_reads_chess_trap_lines() {
     let _c = Cleanup(dir.clone());
     let file = dir.join("traps.txt");
     std::fs::write(&file, "# comment\nBudapest | 1 | 1.d4 Nf6 2.c4 e5 3.d5 Bc5 4.Bg5 Ne4\n").unwrap();
-    let o = factotum(&["trapbench", "--chess", file.to_str().unwrap(), "--max-positions", "20", "--json"]);
-    assert_no_panic(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&["trapbench", "--chess", file.to_str().unwrap(), "--max-positions", "20", "--json"]);
     let s = &v["trap_states"][0];
     assert_eq!(s["role"], "white");
     assert!(s["trap_moves"].as_array().unwrap().iter().any(|m| m == "Bxd8"));
@@ -586,12 +584,11 @@ fn trapbench_reads_chess_trap_lines() {
 fn similar_compares_positions_and_matches_moves() {
     // Opening in opposite corners: the same position turned, so structure matches exactly
     // while the moves (squares) differ.
-    let o = factotum(&["similar", "gdl/tictactoe.kif", "--a", "(mark 1 1)", "--b", "(mark 3 3)", "--json"]);
-    assert_no_panic(&o);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&["similar", "gdl/tictactoe.kif", "--a", "(mark 1 1)", "--b", "(mark 3 3)", "--json"]);
     let sim = |name: &str| {
-        v["similarities"].as_array().unwrap().iter().find(|s| s["measure"] == name).unwrap()["similarity"].as_f64().unwrap()
+        v["similarities"].as_array().unwrap().iter().find(|s| s["measure"] == name).unwrap()["similarity"]
+            .as_f64()
+            .unwrap()
     };
     assert!((sim("structural over continuations d=1") - 1.0).abs() < 1e-9);
     assert!(sim("continuations d=1") < 1.0);
@@ -599,9 +596,7 @@ fn similar_compares_positions_and_matches_moves() {
     // the pair of mating bishop captures on f7 and f2.
     let legal = "1.e4 e5 2.Nf3 Nc6 3.Bc4 d6 4.Nc3 Bg4 5.Nxe5";
     let budapest = "1.d4 Nf6 2.c4 e5 3.d5 Bc5 4.Bg5 Ne4";
-    let o = factotum(&["similar", "--chess", "--a", legal, "--b", budapest, "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = json_of(&["similar", "--chess", "--a", legal, "--b", budapest, "--json"]);
     let top = &v["match_counts"][0];
     assert_eq!((top["first"].as_str(), top["second"].as_str()), (Some("Bxf7"), Some("Bxf2")));
     assert_eq!((top["first_ends"].as_bool(), top["second_ends"].as_bool()), (Some(true), Some(true)));
