@@ -18,15 +18,30 @@ impl Interpreter {
     /// [`Interpreter::eval_static`], stopping with `Err(total)` as soon as the relations
     /// `watch` hold more than `limit` tuples together (checked after each component).
     pub fn eval_static_limited(&mut self, watch: &[(Sym, usize)], limit: usize) -> Result<bool, usize> {
-        let plan = Arc::clone(&self.plan);
-        let watched: Vec<usize> = watch.iter().filter_map(|k| plan.rel_names.iter().position(|r| r == k)).collect();
-        for c in 0..plan.comps.len() {
-            if plan.comps[c].phase == Phase::Static && !self.computed[c] {
+        // No clone of the plan is held across the loop: `replan` changes it in place
+        // (`Arc::make_mut` would copy the whole plan once per component).
+        let watched: Vec<usize> =
+            watch.iter().filter_map(|k| self.plan.rel_names.iter().position(|r| r == k)).collect();
+        for c in 0..self.plan.comps.len() {
+            if self.plan.comps[c].phase == Phase::Static && !self.computed[c] {
                 let t = std::time::Instant::now();
+                // Joins look at the deadline as they go; planning does not, so it is looked
+                // at per component too (many small components add up).
+                if self.db.deadline.is_some_and(|d| t >= d) {
+                    self.db.timed_out = true;
+                    return Ok(false);
+                }
+                let plan = &self.plan;
                 tracing::trace!(rels = ?plan.comps[c].rels.iter().map(|&r| self.symbols.name(plan.rel_names[r].0)).collect::<Vec<_>>(), "evaluating");
-                if self.replan {
+                // A component whose rules have one body literal at most (facts) has no join
+                // to order: replanning it costs a map and a list of every relation, so a game
+                // of many fact relations went quadratic (100k facts: minutes).
+                let comp = &plan.comps[c];
+                let joins = comp.rules.iter().chain(&comp.delta_rules).any(|&ri| plan.rules[ri].body.len() > 1);
+                if self.replan && joins {
                     self.replan(c);
                 }
+                let plan = Arc::clone(&self.plan);
                 self.eval_component(c);
                 let ms = t.elapsed().as_secs_f64() * 1000.0;
                 if ms > 100.0 {
