@@ -1,6 +1,8 @@
-//! GGP messages: a small S-expression reader (iterative, with byte spans so the rules of a
-//! `start` are handed to the GDL parser as the text that was sent) and the message grammar
-//! of ggp-base's request factory. Command words are case-insensitive.
+//! GGP messages: the message grammar of ggp-base's request factory, read by byte spans
+//! (the items a command takes are located by counting parentheses, no tree is built, so a
+//! message costs its text; a `start`'s rules are handed to the GDL parser as the text that
+//! was sent), and a small iterative S-expression reader for replies. Command words are
+//! case-insensitive.
 
 /// Deepest nesting accepted in a message (rules are sliced, not walked, so this bounds only
 /// moves and garbage).
@@ -33,13 +35,6 @@ impl Sx {
         let mut s = String::new();
         self.print(&mut s);
         s
-    }
-
-    fn atom(&self) -> Option<&str> {
-        match self {
-            Sx::Atom(a) => Some(a),
-            Sx::List(..) => None,
-        }
     }
 }
 
@@ -126,83 +121,253 @@ pub enum Message {
     },
 }
 
-fn clock(s: &Sx) -> Result<f64, String> {
-    let a = s.atom().ok_or("a clock must be a number")?;
+fn clock(text: &str, span: (usize, usize)) -> Result<f64, String> {
+    let a = atom(text, span).ok_or("a clock must be a number")?;
     match a.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v.min(1e7)),
-        _ => Err(format!("bad clock `{a}`")),
+        _ => Err(format!("bad clock `{}`", a.chars().take(40).collect::<String>())),
     }
 }
 
-fn id(s: &Sx) -> Result<String, String> {
-    s.atom().map(str::to_string).ok_or_else(|| "a match id must be an atom".into())
+fn id(text: &str, span: (usize, usize)) -> Result<String, String> {
+    atom(text, span).map(str::to_string).ok_or_else(|| "a match id must be an atom".into())
 }
 
-fn moves(s: &Sx) -> Result<Option<Vec<String>>, String> {
-    match s {
-        Sx::Atom(a) if a.eq_ignore_ascii_case("nil") => Ok(None),
-        Sx::Atom(a) => Err(format!("expected nil or a list of moves, got `{a}`")),
-        Sx::List(items, _) => Ok(Some(items.iter().map(Sx::printed).collect())),
+/// The item's text if it is an atom.
+fn atom(text: &str, (a, b): (usize, usize)) -> Option<&str> {
+    (text.as_bytes()[a] != b'(').then(|| &text[a..b])
+}
+
+fn moves(text: &str, span: (usize, usize)) -> Result<Option<Vec<String>>, String> {
+    match atom(text, span) {
+        Some(a) if a.eq_ignore_ascii_case("nil") => Ok(None),
+        Some(a) => Err(format!("expected nil or a list of moves, got `{}`", a.chars().take(40).collect::<String>())),
+        None => {
+            let items = items(text, span, MAX_MOVES)?;
+            Ok(Some(items.iter().map(|&sp| printed(text, sp)).collect()))
+        }
     }
 }
+
+/// Most moves in a joint move (roles of a game).
+const MAX_MOVES: usize = 10_000;
 
 /// The text inside a list's parentheses.
-fn inner<'a>(text: &'a str, s: &Sx) -> Result<&'a str, String> {
-    match s {
-        Sx::List(_, (a, b)) => Ok(&text[a + 1..b - 1]),
-        Sx::Atom(_) => Err("expected a list of rules".into()),
+fn inner(text: &str, (a, b): (usize, usize)) -> Result<&str, String> {
+    match atom(text, (a, b)) {
+        None => Ok(&text[a + 1..b - 1]),
+        Some(_) => Err("expected a list of rules".into()),
     }
 }
 
-/// Parses a message.
-pub fn parse(text: &str) -> Result<Message, String> {
-    let mut top = read(text)?;
-    if top.len() != 1 {
-        return Err(format!("expected one message, got {} expressions", top.len()));
+fn is_delim(b: u8) -> bool {
+    matches!(b, b'(' | b')' | b';') || b.is_ascii_whitespace()
+}
+
+/// Skips white space and comments from `i`.
+fn skip(bytes: &[u8], mut i: usize, end: usize) -> usize {
+    while i < end {
+        match bytes[i] {
+            b';' => {
+                while i < end && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => break,
+        }
     }
-    let Sx::List(items, _) = top.pop().unwrap_or(Sx::Atom(String::new())) else {
+    i
+}
+
+/// The end of the item starting at `i` (an atom, or a list to its matching parenthesis,
+/// nested at most [`MAX_DEPTH`] deep).
+fn item_end(bytes: &[u8], mut i: usize, end: usize) -> Result<usize, String> {
+    if bytes[i] == b')' {
+        return Err(format!("unbalanced `)` at byte {i}"));
+    }
+    if bytes[i] != b'(' {
+        while i < end && !is_delim(bytes[i]) {
+            i += 1;
+        }
+        return Ok(i);
+    }
+    let mut depth = 0usize;
+    while i < end {
+        match bytes[i] {
+            b'(' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(format!("nested deeper than {MAX_DEPTH}"));
+                }
+            }
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(i + 1);
+                }
+            }
+            b';' => {
+                while i < end && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Err("unbalanced `(`: the message ends inside a list".into())
+}
+
+/// The byte spans of the items of the list at `span`; an error past `max` items (nothing
+/// is kept of a message that is too long for its command).
+fn items(text: &str, (a, b): (usize, usize), max: usize) -> Result<Vec<(usize, usize)>, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = skip(bytes, a + 1, b - 1);
+    while i < b - 1 {
+        if out.len() == max {
+            return Err(format!("more than {max} items in a list"));
+        }
+        let e = item_end(bytes, i, b - 1)?;
+        out.push((i, e));
+        i = skip(bytes, e, b - 1);
+    }
+    Ok(out)
+}
+
+/// ggp-base's printed form of the item at `span` (`( mark 1 1 )`), written straight from
+/// the text.
+fn printed(text: &str, (a, b): (usize, usize)) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(b - a + 8);
+    let mut i = a;
+    while i < b {
+        match bytes[i] {
+            b'(' => {
+                if i != a {
+                    out.push(' ');
+                }
+                out.push('(');
+                i += 1;
+            }
+            b')' => {
+                out.push_str(" )");
+                i += 1;
+            }
+            _ => {
+                let j = skip(bytes, i, b);
+                if j != i {
+                    i = j;
+                    continue;
+                }
+                let e = item_end(bytes, i, b).unwrap_or(b);
+                if i != a {
+                    out.push(' ');
+                }
+                out.push_str(&text[i..e]);
+                i = e;
+            }
+        }
+    }
+    out
+}
+
+/// Parses a message. Only the items the command takes are looked at, by their spans in the
+/// text (no tree is built): a message's memory is its text and a few spans, and one too
+/// long for its command is refused after reading its first items.
+pub fn parse(text: &str) -> Result<Message, String> {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let start = skip(bytes, 0, n);
+    if start == n {
+        return Err("expected one message, got 0 expressions".into());
+    }
+    if bytes[start] != b'(' {
         return Err("a message is a list".into());
-    };
-    let Some(head) = items.first().and_then(Sx::atom) else {
+    }
+    let end = item_end(bytes, start, n)?;
+    if skip(bytes, end, n) != n {
+        return Err("expected one message, got more than one expression".into());
+    }
+    // Enough for every command; START's extra arguments past these are counted only.
+    let items = items(text, (start, end), 8).or_else(|e| {
+        // Count START's extras without keeping them.
+        let first = skip(bytes, start + 1, end - 1);
+        let head_end = item_end(bytes, first, end - 1)?;
+        if text[first..head_end].eq_ignore_ascii_case("start") {
+            let mut v = Vec::with_capacity(6);
+            let mut i = first;
+            let mut count = 0usize;
+            while i < end - 1 {
+                let e = item_end(bytes, i, end - 1)?;
+                if v.len() < 6 {
+                    v.push((i, e));
+                }
+                count += 1;
+                i = skip(bytes, e, end - 1);
+            }
+            tracing::warn!(extra = count - 6, "start: arguments after the play clock ignored");
+            Ok(v)
+        } else if e.starts_with("more than") {
+            Err(format!("`{}` has too many arguments", text[first..head_end].chars().take(40).collect::<String>()))
+        } else {
+            Err(e)
+        }
+    })?;
+    let Some(&head) = items.first() else {
         return Err("a message starts with its command".into());
     };
-    let n = items.len();
-    let want =
-        |k: usize| if n == k { Ok(()) } else { Err(format!("`{head}` takes {} argument(s), got {}", k - 1, n - 1)) };
+    let Some(head) = atom(text, head) else {
+        return Err("a message starts with its command".into());
+    };
+    let count = |k: usize| -> Result<(), String> {
+        if items.len() == k {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` takes {} argument(s), got {}",
+                head.chars().take(40).collect::<String>(),
+                k - 1,
+                items.len() - 1
+            ))
+        }
+    };
     match head.to_ascii_lowercase().as_str() {
-        "info" => want(1).map(|_| Message::Info),
-        "ping" => want(1).map(|_| Message::Ping),
+        "info" => count(1).map(|_| Message::Info),
+        "ping" => count(1).map(|_| Message::Ping),
         "preview" => {
-            want(3)?;
-            Ok(Message::Preview { rules: inner(text, &items[1])?.to_string(), clock: clock(&items[2])? })
+            count(3)?;
+            Ok(Message::Preview { rules: inner(text, items[1])?.to_string(), clock: clock(text, items[2])? })
         }
         "start" => {
-            if n < 6 {
-                return Err(format!("`start` takes 5 arguments, got {}", n - 1));
+            if items.len() < 6 {
+                return Err(format!("`start` takes 5 arguments, got {}", items.len() - 1));
             }
-            if n > 6 {
+            if items.len() > 6 {
                 // ggp-base's request factory ignores them too; said, not silent.
-                tracing::warn!(extra = n - 6, "start: arguments after the play clock ignored");
+                tracing::warn!(extra = items.len() - 6, "start: arguments after the play clock ignored");
             }
             Ok(Message::Start {
-                id: id(&items[1])?,
-                role: items[2].atom().ok_or("a role must be an atom")?.to_string(),
-                rules: inner(text, &items[3])?.to_string(),
-                start_clock: clock(&items[4])?,
-                play_clock: clock(&items[5])?,
+                id: id(text, items[1])?,
+                role: atom(text, items[2]).ok_or("a role must be an atom")?.to_string(),
+                rules: inner(text, items[3])?.to_string(),
+                start_clock: clock(text, items[4])?,
+                play_clock: clock(text, items[5])?,
             })
         }
         "play" => {
-            want(3)?;
-            Ok(Message::Play { id: id(&items[1])?, moves: moves(&items[2])? })
+            count(3)?;
+            Ok(Message::Play { id: id(text, items[1])?, moves: moves(text, items[2])? })
         }
         "stop" => {
-            want(3)?;
-            Ok(Message::Stop { id: id(&items[1])?, moves: moves(&items[2])? })
+            count(3)?;
+            Ok(Message::Stop { id: id(text, items[1])?, moves: moves(text, items[2])? })
         }
         "abort" => {
-            want(2)?;
-            Ok(Message::Abort { id: id(&items[1])? })
+            count(2)?;
+            Ok(Message::Abort { id: id(text, items[1])? })
         }
         // Debug-escaped: a NUL or control character in the word is shown, not hidden.
         other => Err(format!("unknown command {:?}", other.chars().take(40).collect::<String>())),
@@ -282,6 +447,40 @@ mod tests {
         assert!(parse(&deep).is_err());
         // A control character in the command word is shown in the error.
         assert_eq!(parse("(info\0)"), Err("unknown command \"info\\0\"".into()));
+    }
+
+    #[test]
+    fn long_messages_are_refused_from_their_first_items() {
+        let long = format!("(info{})", " a".repeat(1_000_000));
+        assert_eq!(parse(&long), Err("`info` has too many arguments".into()));
+        // START's extra arguments are skipped, not kept.
+        let start = format!("(start m r ((role r)) 1 2{})", " x".repeat(100_000));
+        assert!(matches!(parse(&start), Ok(Message::Start { play_clock, .. }) if play_clock == 2.0));
+        // Moves with comments and nesting print as ggp-base prints them.
+        assert_eq!(
+            parse("(play m ((move (a ; c\n b) 1) noop))"),
+            Ok(Message::Play { id: "m".into(), moves: Some(vec!["( move ( a b ) 1 )".into(), "noop".into()]) })
+        );
+    }
+
+    proptest::proptest! {
+        /// Moves printed straight from the text agree with the tree reader's printing.
+        #[test]
+        fn moves_print_as_the_tree_reader_prints_them(moves in "[a-c1-2 ()\n;]{0,60}") {
+            let msg = format!("(play m ({moves}))");
+            if let Ok(trees) = read(&msg) {
+                if let [Sx::List(items, _)] = trees.as_slice() {
+                    if let Some(Sx::List(ms, _)) = items.get(2) {
+                        let want: Vec<String> = ms.iter().map(Sx::printed).collect();
+                        if items.len() == 3 {
+                            proptest::prop_assert_eq!(parse(&msg), Ok(Message::Play { id: "m".into(), moves: Some(want) }));
+                        }
+                    }
+                }
+            } else {
+                proptest::prop_assert!(parse(&msg).is_err());
+            }
+        }
     }
 
     #[test]
