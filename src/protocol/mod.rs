@@ -197,10 +197,16 @@ impl Server {
                 if self.full() {
                     "busy".into()
                 } else {
-                    match Game::parse("<preview>", &rules) {
-                        Ok(_) => "ready".into(),
-                        Err(e) => {
+                    // Parsed on a blocking thread: long rules must not hold an async worker.
+                    let parsed = tokio::task::spawn_blocking(move || Game::parse("<preview>", &rules).map(|_| ()));
+                    match parsed.await {
+                        Ok(Ok(())) => "ready".into(),
+                        Ok(Err(e)) => {
                             tracing::warn!(error = %e, "preview: rules do not parse");
+                            "busy".into()
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, "preview: the parse task failed");
                             "busy".into()
                         }
                     }
