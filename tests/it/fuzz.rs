@@ -227,5 +227,6 @@ proptest! {
             let _ = t.finished(s);
         }
         let _ = summarize(&t);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
