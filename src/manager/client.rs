@@ -150,11 +150,11 @@ impl PlayerClient for InProcess {
 
 type Reply = (u64, Result<String, Failure>);
 
+/// How often a wait looks at [`super::interrupted`].
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
 /// A client on its own thread. Requests are numbered; a reply to an earlier request that
 /// arrives late is dropped.
-/// How often a wait looks at [`super::interrupted`].
-const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-
 pub struct Seat {
     tx: Option<Sender<(u64, Request, Instant)>>,
     rx: Receiver<Reply>,

@@ -143,7 +143,7 @@ fn moves(text: &str, span: (usize, usize)) -> Result<Option<Vec<String>>, String
         Some(a) if a.eq_ignore_ascii_case("nil") => Ok(None),
         Some(a) => Err(format!("expected nil or a list of moves, got `{}`", a.chars().take(40).collect::<String>())),
         None => {
-            let items = items(text, span, MAX_MOVES)?;
+            let (items, _) = items(text, span, MAX_MOVES, MAX_MOVES)?;
             Ok(Some(items.iter().map(|&sp| printed(text, sp)).collect()))
         }
     }
@@ -220,21 +220,26 @@ fn item_end(bytes: &[u8], mut i: usize, end: usize) -> Result<usize, String> {
     Err("unbalanced `(`: the message ends inside a list".into())
 }
 
-/// The byte spans of the items of the list at `span`; an error past `max` items (nothing
-/// is kept of a message that is too long for its command).
-fn items(text: &str, (a, b): (usize, usize), max: usize) -> Result<Vec<(usize, usize)>, String> {
+/// The byte spans of the first `keep` items of the list at `span`, and how many items it
+/// has; an error past `max` items (the rest of a message too long for its command is not
+/// read, and nothing past `keep` is kept).
+fn items(text: &str, (a, b): (usize, usize), keep: usize, max: usize) -> Result<(Vec<(usize, usize)>, usize), String> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
+    let mut count = 0;
     let mut i = skip(bytes, a + 1, b - 1);
     while i < b - 1 {
-        if out.len() == max {
+        if count == max {
             return Err(format!("more than {max} items in a list"));
         }
         let e = item_end(bytes, i, b - 1)?;
-        out.push((i, e));
+        if out.len() < keep {
+            out.push((i, e));
+        }
+        count += 1;
         i = skip(bytes, e, b - 1);
     }
-    Ok(out)
+    Ok((out, count))
 }
 
 /// ggp-base's printed form of the item at `span` (`( mark 1 1 )`), written straight from
@@ -291,29 +296,17 @@ pub fn parse(text: &str) -> Result<Message, String> {
     if skip(bytes, end, n) != n {
         return Err("expected one message, got more than one expression".into());
     }
-    // Enough for every command; START's extra arguments past these are counted only.
-    let items = items(text, (start, end), 8).or_else(|e| {
-        // Count START's extras without keeping them.
-        let first = skip(bytes, start + 1, end - 1);
-        let head_end = item_end(bytes, first, end - 1)?;
-        if text[first..head_end].eq_ignore_ascii_case("start") {
-            let mut v = Vec::with_capacity(6);
-            let mut i = first;
-            let mut count = 0usize;
-            while i < end - 1 {
-                let e = item_end(bytes, i, end - 1)?;
-                if v.len() < 6 {
-                    v.push((i, e));
-                }
-                count += 1;
-                i = skip(bytes, e, end - 1);
-            }
-            tracing::warn!(extra = count - 6, "start: arguments after the play clock ignored");
-            Ok(v)
-        } else if e.starts_with("more than") {
-            Err(format!("`{}` has too many arguments", text[first..head_end].chars().take(40).collect::<String>()))
+    // The command decides how many items may follow: START's extra arguments are counted
+    // (and ignored), every other command takes three at most.
+    let first = skip(bytes, start + 1, end - 1);
+    let head_end = if first < end - 1 { item_end(bytes, first, end - 1)? } else { first };
+    let head_text = &text[first..head_end];
+    let max = if head_text.eq_ignore_ascii_case("start") { usize::MAX } else { 8 };
+    let (items, total) = items(text, (start, end), 6, max).map_err(|e| {
+        if e.starts_with("more than") {
+            format!("`{}` has too many arguments", head_text.chars().take(40).collect::<String>())
         } else {
-            Err(e)
+            e
         }
     })?;
     let Some(&head) = items.first() else {
@@ -323,14 +316,14 @@ pub fn parse(text: &str) -> Result<Message, String> {
         return Err("a message starts with its command".into());
     };
     let count = |k: usize| -> Result<(), String> {
-        if items.len() == k {
+        if total == k {
             Ok(())
         } else {
             Err(format!(
                 "`{}` takes {} argument(s), got {}",
                 head.chars().take(40).collect::<String>(),
                 k - 1,
-                items.len() - 1
+                total - 1
             ))
         }
     };
@@ -342,12 +335,12 @@ pub fn parse(text: &str) -> Result<Message, String> {
             Ok(Message::Preview { rules: inner(text, items[1])?.to_string(), clock: clock(text, items[2])? })
         }
         "start" => {
-            if items.len() < 6 {
-                return Err(format!("`start` takes 5 arguments, got {}", items.len() - 1));
+            if total < 6 {
+                return Err(format!("`start` takes 5 arguments, got {}", total - 1));
             }
-            if items.len() > 6 {
+            if total > 6 {
                 // ggp-base's request factory ignores them too; said, not silent.
-                tracing::warn!(extra = items.len() - 6, "start: arguments after the play clock ignored");
+                tracing::warn!(extra = total - 6, "start: arguments after the play clock ignored");
             }
             Ok(Message::Start {
                 id: id(text, items[1])?,
