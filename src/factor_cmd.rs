@@ -55,6 +55,11 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
     let base = |b: u32| base_names[b as usize].clone();
     let input = |i: u32| input_names[i as usize].clone();
     let rep = report::report(net, &a, &base, &input);
+    // What the factoring player (default options) makes of it.
+    let player = match factotum::search::factored::plan(net, &a, factotum::search::FactoredOptions::default()) {
+        Ok(()) => "apart".to_string(),
+        Err(why) => format!("whole: {why}"),
+    };
     let mut machine = PropnetMachine::new(Compiled::new(net, built.grounding_terms.clone(), built.symbols.clone()));
     let init = machine.initial_state();
     let mut check = serde_json::Value::Null;
@@ -156,12 +161,13 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
     if o.json {
         println!(
             "{}",
-            json!({"game": game.name, "ok": true, "build_s": built.report.total_s, "report": rep, "latches": latch_json,
+            json!({"game": game.name, "ok": true, "build_s": built.report.total_s, "report": rep, "latches": latch_json, "player": player,
                    "contingent": contingent, "check": check, "peak_mib": coverage::own_peak_mib()})
         );
     } else {
         println!("game: {} (propnet built in {:.2} s)", game.name, built.report.total_s);
         rep.print(&mut std::io::stdout())?;
+        println!("factoring player (`factoring = true`, other keys at their defaults): searches {player}");
         println!(
             "latches: {} positive, {} negative ({} by Lemma 4.3's self-loop), proved in {:.2} ms: {}",
             npos,
@@ -250,13 +256,13 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
     );
     let mut rows = rows;
     rows.sort_by(|a, b| a.0.cmp(&b.0));
-    println!("| game | verdict | factors | moves | goals | terminal | IID | junk | latches +/- | analysis ms | product check | contingent | why |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| game | verdict | factors | moves | goals | terminal | IID | junk | latches +/- | analysis ms | product check | contingent | why | player |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut stat, mut cont, mut built, mut bad) = (0, 0, 0, 0);
     for (name, c) in &rows {
         let Some(v) = c.json.as_ref().filter(|v| v["ok"].as_bool() == Some(true)) else {
             let why = c.json.as_ref().and_then(|v| v["error"].as_str().map(String::from)).unwrap_or(c.why.clone());
-            println!("| {name} | not built | | | | | | | | | | | {} |", why.replace('|', "/"));
+            println!("| {name} | not built | | | | | | | | | | | {} | |", why.replace('|', "/"));
             continue;
         };
         built += 1;
@@ -307,7 +313,7 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
         };
         let ms = r["millis"].as_f64().unwrap_or(0.0) + v["latches"]["ms"].as_f64().unwrap_or(0.0);
         println!(
-            "| {name} | {verdict} | {} | {} | {} | {} | {} | {} | {}/{} | {:.1} | {check} | {contingent} | {} |",
+            "| {name} | {verdict} | {} | {} | {} | {} | {} | {} | {}/{} | {:.1} | {check} | {contingent} | {} | {} |",
             r["factors"].as_array().map_or(0, |f| f.len()),
             shapes.join(" "),
             goals.join(", "),
@@ -318,6 +324,11 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
             v["latches"]["negative"],
             ms,
             r["why"].as_str().unwrap_or("").replace('|', "/"),
+            match (verdict, v["player"].as_str()) {
+                ("static", Some("apart")) => "apart",
+                ("static", Some(_)) => "whole",
+                _ => "",
+            },
         );
     }
     println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts), {bad} product checks failed", rows.len());

@@ -10,7 +10,9 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::{FactoredMcts, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search};
+use crate::search::{
+    FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
+};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -50,6 +52,12 @@ pub struct AgentConfig {
     /// play. Off by default: it splits connect four after a few moves into parts that are not
     /// worth searching apart (sound, but it lost every such match).
     pub contingent_factoring: bool,
+    /// With `factoring`: in games with an opponent, search per factor also where no role's
+    /// move is a compound of per-factor parts (each move plays in one factor: serial, as in
+    /// dualConnect4, or set by the turn, as in chinook). Off by default: there factored trees
+    /// gain no width and lose what couples the factors through time (free passes, races); the
+    /// whole game is searched instead (`search::factored`; the notes of issue 12).
+    pub factor_serial: bool,
     /// `factotum serve`: keep searching after replying to START and PLAY, until the next
     /// message of the match arrives (MCTS kinds only: they keep their tree, and the next
     /// turn reuses it).
@@ -69,6 +77,7 @@ impl Default for AgentConfig {
             playout_depth: 1000,
             factoring: false,
             contingent_factoring: false,
+            factor_serial: false,
             ponder: true,
         }
     }
@@ -348,7 +357,12 @@ fn propnet_player(
         return Ok(match built {
             Outcome::Built((m, net, a)) => {
                 let r = role_in(m.roles(), role)?;
-                let search = Box::new(FactoredMcts::new(cfg.mcts(seed), net, a, cfg.contingent_factoring));
+                let search = Box::new(FactoredMcts::new(
+                    cfg.mcts(seed),
+                    net,
+                    a,
+                    FactoredOptions { contingent: cfg.contingent_factoring, serial: cfg.factor_serial },
+                ));
                 Outcome::Built(player_with(m, r, search, "propnet"))
             }
             Outcome::TimedOut => Outcome::TimedOut,

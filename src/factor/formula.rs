@@ -73,6 +73,10 @@ impl Combination {
 /// A formula root: a node and whether it is negated.
 pub type FRef = (u32, bool);
 
+/// A gate's decided value, once known ([`Formulas::decided`]'s memo).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Decided(Option<V>);
+
 impl Formulas {
     /// Evaluates a root, with `atom(factor, node)` giving each atom's node value.
     pub fn eval(&self, root: FRef, atom: &mut dyn FnMut(Option<u32>, u32) -> bool) -> bool {
@@ -105,11 +109,11 @@ impl Formulas {
 
     /// The factors whose atoms a root reads (sorted, without the action-independent part).
     pub fn factors(&self, root: FRef) -> Vec<u32> {
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
         let mut out = Vec::new();
         let mut stack = vec![root.0];
         while let Some(i) = stack.pop() {
-            if std::mem::replace(&mut seen[i as usize], true) {
+            if !seen.insert(i) {
                 continue;
             }
             match &self.nodes[i as usize] {
@@ -163,14 +167,16 @@ impl Formulas {
     /// The conjuncts of `root`, if it is a conjunction of atoms (through ANDs and negated
     /// ORs), with `iid(node)` deciding action-independent atoms where given (`None`: leave
     /// them as conjuncts) and disjunctions allowed where all but one disjunct is decided
-    /// false. `Ok(None)` if decided false; `Err(factors)` if it is no conjunction, with the
-    /// factors of the first disjunction over several of them.
+    /// false. `Ok(None)` if decided false; `Err(node)` if it is no conjunction, with the
+    /// first disjunction over several factors found (its factors are [`Formulas::factors`]).
+    /// `memo` keeps the decided values of gates for one `iid` (a memo per `iid`).
     #[allow(clippy::type_complexity)]
     pub(crate) fn conjuncts(
         &self,
         root: FRef,
         iid: &mut dyn FnMut(Option<u32>, u32) -> V,
-    ) -> Result<Option<Vec<(Option<u32>, u32, bool)>>, Vec<u32>> {
+        memo: &mut Vec<Decided>,
+    ) -> Result<Option<Vec<(Option<u32>, u32, bool)>>, u32> {
         let mut out = Vec::new();
         let mut stack = vec![root];
         while let Some((i, neg)) = stack.pop() {
@@ -193,7 +199,7 @@ impl Formulas {
                         // false by the action-independent part.
                         let mut live = Vec::new();
                         for &(k, n) in kids {
-                            match self.decided(k, n != neg, iid) {
+                            match self.decided(k, n != neg, iid, memo) {
                                 V::T => {
                                     live.clear();
                                     live.push(None);
@@ -207,7 +213,7 @@ impl Formulas {
                             [] => return Ok(None),
                             [None] => {}
                             [Some(x)] => stack.push(*x),
-                            _ => return Err(self.factors((i, false))),
+                            _ => return Err(i),
                         }
                     }
                 }
@@ -218,14 +224,30 @@ impl Formulas {
         Ok(Some(out))
     }
 
-    /// The value of a formula node when only action-independent atoms are known.
-    pub(crate) fn decided(&self, i: u32, neg: bool, iid: &mut dyn FnMut(Option<u32>, u32) -> V) -> V {
+    /// The value of a formula node when only action-independent atoms are known (gates'
+    /// values kept in `memo`, indexed by node).
+    pub(crate) fn decided(
+        &self,
+        i: u32,
+        neg: bool,
+        iid: &mut dyn FnMut(Option<u32>, u32) -> V,
+        memo: &mut Vec<Decided>,
+    ) -> V {
         let v = match &self.nodes[i as usize] {
             FNode::Const(b) => V::of(*b),
             FNode::Atom { factor, node, .. } => iid(*factor, *node),
             FNode::Gate { and, kids } => {
-                let vals: Vec<V> = kids.iter().map(|&(k, n)| self.decided(k, n, iid)).collect();
-                super::net_info::gate(vals.into_iter(), *and)
+                if memo.len() < self.nodes.len() {
+                    memo.resize(self.nodes.len(), Decided(None));
+                }
+                match memo[i as usize].0 {
+                    Some(v) => v,
+                    None => {
+                        let v = super::net_info::gate(kids.iter().map(|&(k, n)| self.decided(k, n, iid, memo)), *and);
+                        memo[i as usize] = Decided(Some(v));
+                        v
+                    }
+                }
             }
         };
         v.flip(neg)

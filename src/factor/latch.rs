@@ -13,7 +13,7 @@
 //! never played, so they count as false), which is what latch modification (Definition
 //! 4.4) may fix as constants in that state and every state after it.
 
-use super::net_info::{ref_value, ConeEval, NetInfo, V};
+use super::net_info::{ref_value, ConeEval, Forward, NetInfo, V};
 use crate::propnet::build::Kind;
 use crate::propnet::Net;
 use serde::Serialize;
@@ -46,11 +46,21 @@ pub struct Latch {
     pub proof: LatchProof,
 }
 
+/// Nodes a forward evaluation may visit before the cone is walked instead.
+const FORWARD_BUDGET: usize = 64;
+
 /// Every latch of the network (a base may be both kinds: then it never changes once set,
 /// either way).
 pub fn latches(net: &Net) -> Vec<Latch> {
     let info = NetInfo::new(net);
+    let mut fw = Forward::new(net, &info);
     let mut ev = ConeEval::new(net.nodes.len());
+    // Forward from the base where its change dies out soon (hex's connectivity: large cones),
+    // else over the cone (chess's frame rules: small cones, changes that spread far).
+    let mut value = |b: u32, v: bool, nx| {
+        fw.eval(net, &info, &[(b, v)], nx, FORWARD_BUDGET)
+            .unwrap_or_else(|| ev.eval(net, &info, nx, &|x| (x == b).then_some(v)))
+    };
     let mut out = Vec::new();
     for b in 0..net.bases.len() as u32 {
         let (br, nx) = (net.base_ref[b as usize], net.next[b as usize]);
@@ -60,10 +70,10 @@ pub fn latches(net: &Net) -> Vec<Latch> {
         if nx == br || (!nx.neg() && net.nodes[nx.node()].kind == Kind::Or && net.nodes[nx.node()].inputs.contains(&br))
         {
             out.push(Latch { base: b, kind: LatchKind::Positive, proof: LatchProof::SelfLoop });
-        } else if ev.eval(net, &info, nx, &|x| (x == b).then_some(true)) == V::T {
+        } else if value(b, true, nx) == V::T {
             out.push(Latch { base: b, kind: LatchKind::Positive, proof: LatchProof::Cone });
         }
-        if ev.eval(net, &info, nx, &|x| (x == b).then_some(false)) == V::F {
+        if value(b, false, nx) == V::F {
             out.push(Latch { base: b, kind: LatchKind::Negative, proof: LatchProof::Cone });
         }
     }

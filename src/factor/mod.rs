@@ -420,6 +420,9 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     // 4. Formulas, couplings and merging, until no coupling is left.
     let mut couplings = Vec::new();
     let mut rounds = 0;
+    // The values of nodes in each action-independent state: the same in every round.
+    let mut iid_memo: rustc_hash::FxHashMap<(usize, u32), V> = Default::default();
+    let mut cone_eval = net_info::ConeEval::new(n);
     loop {
         let fs = node_factors(net, info, &place, &val);
         let mut b = formula::Builder::new(net, &fs, &val, &info.cyclic);
@@ -449,12 +452,21 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
                 note(CoupledBy::Recursion, &all, &mut fuf, &mut couplings);
             }
         }
-        let mut iid_memo: rustc_hash::FxHashMap<(usize, u32), V> = Default::default();
-        let mut cone_eval = net_info::ConeEval::new(n);
+        // Gates' decided values per step: formulas are built anew each round.
+        let mut gates = Vec::new();
         let mut legal_form = Vec::with_capacity(legal.len());
         for (i, &root) in legal.iter().enumerate() {
-            let (form, sets) =
-                legal_form_of(net, info, &place, &mut cone_eval, &formulas, root, &iid_trajectory, &mut iid_memo);
+            let (form, sets) = legal_form_of(
+                net,
+                info,
+                &place,
+                &mut cone_eval,
+                &formulas,
+                root,
+                &iid_trajectory,
+                &mut iid_memo,
+                &mut gates,
+            );
             for set in sets {
                 note(CoupledBy::Legal(i as u32), &set, &mut fuf, &mut couplings);
             }
@@ -621,6 +633,48 @@ pub(crate) fn idle_static(net: &Net, info: &NetInfo, a: &Analysis) -> Vec<bool> 
         .collect()
 }
 
+/// Per role: whether it chooses the factor it plays in: at some step of the
+/// action-independent trajectory, two of its moves that can be legal then are each active in
+/// one factor, not the same (dualConnect4: a disc on either board, each turn). A move active
+/// in several factors (a compound of parts, or a `noop` that no factor treats as its passive
+/// move) is no such choice. With an opponent, such a game is a *sum* of games in the sense of
+/// combinatorial game theory: a move in one factor is a pass (a tempo) in the others, so the
+/// value of each factor depends on who moves next in it, which play in the others decides.
+/// Searching each factor with free pseudo-noops, as if either player could pass at will, is
+/// then an approximation. Factors that advance in lockstep (compound moves; or each role's
+/// factor set by the turn, as in doubletictactoe and chinook, where the roles play on
+/// different boards at once) have no such coupling: those games are the paper's synchronous
+/// independent games.
+pub fn chooses_factor(net: &Net, a: &Analysis) -> Vec<bool> {
+    let mut act: Vec<Vec<u32>> = vec![Vec::new(); net.inputs.len()];
+    for (k, f) in a.factors.iter().enumerate() {
+        for &i in &f.active_inputs {
+            act[i as usize].push(k as u32);
+        }
+    }
+    let steps = a.legal_when.iter().map(Vec::len).max().unwrap_or(0).max(1);
+    let can = |i: usize, s: usize| {
+        a.legal_form.get(i) != Some(&LegalForm::Never)
+            && a.legal_when.get(i).is_none_or(|w| w.is_empty() || w.get(s).copied().unwrap_or(true))
+    };
+    (0..net.roles.len())
+        .map(|r| {
+            (0..steps).any(|s| {
+                let mut first: Option<u32> = None;
+                (0..net.inputs.len()).filter(|&i| net.inputs[i].0 == r && can(i, s) && act[i].len() == 1).any(|i| {
+                    match first {
+                        None => {
+                            first = Some(act[i][0]);
+                            false
+                        }
+                        Some(f) => f != act[i][0],
+                    }
+                })
+            })
+        })
+        .collect()
+}
+
 /// Applies the merges of `fuf` to the factors.
 fn merge(place: &mut [Place], fuf: &mut Uf) {
     for p in place.iter_mut() {
@@ -723,26 +777,31 @@ fn legal_form_of(
     root: FRef,
     traj: &[Vec<bool>],
     memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
+    gates: &mut Vec<Vec<formula::Decided>>,
 ) -> (LegalForm, Vec<Vec<u32>>) {
-    let first = match f.conjuncts(root, &mut |_, _| V::U) {
+    gates.resize_with(traj.len() + 1, Vec::new);
+    let first = match f.conjuncts(root, &mut |_, _| V::U, &mut gates[traj.len()]) {
         Ok(None) => return (LegalForm::Never, Vec::new()),
         Ok(Some(c)) => return (LegalForm::Conjunction(c), Vec::new()),
-        Err(set) => set,
+        Err(node) => node,
     };
     if traj.is_empty() {
-        return (LegalForm::Coupled, vec![first]);
+        return (LegalForm::Coupled, vec![f.factors((first, false))]);
     }
     let mut any = false;
-    let mut sets = Vec::new();
+    let mut coupling = Vec::new();
     for s in 0..traj.len() {
         let mut tri = |_f: Option<u32>, node: u32| iid_value(net, info, place, ev, traj, memo, s, node);
-        match f.conjuncts(root, &mut tri) {
-            Err(set) => sets.push(set),
+        match f.conjuncts(root, &mut tri, &mut gates[s]) {
+            Err(node) => coupling.push(node),
             Ok(Some(_)) => any = true,
             Ok(None) => {}
         }
     }
-    if !sets.is_empty() {
+    if !coupling.is_empty() {
+        coupling.sort_unstable();
+        coupling.dedup();
+        let mut sets: Vec<Vec<u32>> = coupling.into_iter().map(|node| f.factors((node, false))).collect();
         sets.sort();
         sets.dedup();
         (LegalForm::Coupled, sets)

@@ -205,3 +205,121 @@ impl ConeEval {
         self.memo[r.node()].flip(r.neg())
     }
 }
+
+/// Three-valued values of every node with every base and input unknown, which a question
+/// changes by fixing a few bases and propagating forward through the nodes that read them
+/// (in evaluation order), then undoes: a question costs the region whose value it changes,
+/// not the whole cone of the node asked about ([`ConeEval`] walks the cone). Cycles stay
+/// unknown, as in [`ConeEval`], so both give the same answers.
+pub(crate) struct Forward {
+    val: Vec<V>,
+    /// Per base: its node (`NONE` if it has none).
+    base_node: Vec<u32>,
+    /// Per node: the nodes that read it.
+    readers: Vec<Vec<u32>>,
+    /// Per node: its position in evaluation order.
+    order: Vec<u32>,
+    queued: Vec<bool>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
+    undo: Vec<(u32, V)>,
+    /// Nodes after this one in evaluation order cannot change the answer: not queued.
+    limit: u32,
+}
+
+impl Forward {
+    pub(crate) fn new(net: &Net, info: &NetInfo) -> Forward {
+        let n = net.nodes.len();
+        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut base_node = vec![NONE; net.bases.len()];
+        for (v, nd) in net.nodes.iter().enumerate() {
+            if let Kind::Base(b) = nd.kind {
+                base_node[b as usize] = v as u32;
+            }
+            for r in &nd.inputs {
+                readers[r.node()].push(v as u32);
+            }
+        }
+        for r in readers.iter_mut() {
+            r.sort_unstable();
+            r.dedup();
+        }
+        let mut order = vec![0u32; n];
+        let mut k = 0u32;
+        for comp in &info.sccs {
+            for &v in comp {
+                order[v as usize] = k;
+                k += 1;
+            }
+        }
+        Forward {
+            val: info.values(net, &[]),
+            base_node,
+            readers,
+            order,
+            queued: vec![false; n],
+            heap: Default::default(),
+            undo: Vec::new(),
+            limit: u32::MAX,
+        }
+    }
+
+    /// The value of `r` when the bases in `fixed` hold their values (all else unknown), or
+    /// `None` if more than `budget` nodes would have to be evaluated (a question whose
+    /// change spreads far: [`ConeEval`] may be cheaper then).
+    pub(crate) fn eval(
+        &mut self,
+        net: &Net,
+        info: &NetInfo,
+        fixed: &[(u32, bool)],
+        r: Ref,
+        budget: usize,
+    ) -> Option<V> {
+        self.limit = self.order[r.node()];
+        for &(b, value) in fixed {
+            let v = self.base_node[b as usize];
+            if v != NONE {
+                self.set(v, V::of(value));
+            }
+        }
+        let mut work = 0;
+        while let Some(std::cmp::Reverse((_, v))) = self.heap.pop() {
+            let vi = v as usize;
+            self.queued[vi] = false;
+            work += 1;
+            if work > budget {
+                break;
+            }
+            let nd = &net.nodes[vi];
+            if info.cyclic[vi] || !matches!(nd.kind, Kind::And | Kind::Or) {
+                continue;
+            }
+            let val = &self.val;
+            let now = gate(nd.inputs.iter().map(|x| val[x.node()].flip(x.neg())), nd.kind == Kind::And);
+            self.set(v, now);
+        }
+        let out = (work <= budget).then(|| self.val[r.node()].flip(r.neg()));
+        for std::cmp::Reverse((_, v)) in self.heap.drain() {
+            self.queued[v as usize] = false;
+        }
+        for (v, old) in self.undo.drain(..).rev() {
+            self.val[v as usize] = old;
+        }
+        out
+    }
+
+    /// Sets a node's value; if it changed, remembers the old one and queues its readers.
+    fn set(&mut self, v: u32, now: V) {
+        let old = self.val[v as usize];
+        if old == now {
+            return;
+        }
+        self.undo.push((v, old));
+        self.val[v as usize] = now;
+        for &w in &self.readers[v as usize] {
+            if !self.queued[w as usize] && self.order[w as usize] <= self.limit {
+                self.queued[w as usize] = true;
+                self.heap.push(std::cmp::Reverse((self.order[w as usize], w)));
+            }
+        }
+    }
+}

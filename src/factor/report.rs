@@ -52,6 +52,8 @@ pub struct Report {
     pub junk: Names,
     pub fixed: Names,
     pub move_shapes: Vec<(String, super::MoveShape)>,
+    /// The roles that choose the factor they play in ([`super::chooses_factor`]).
+    pub chooses_factor: Vec<String>,
     pub goal_combination: Vec<(String, &'static str)>,
     pub terminal_combination: &'static str,
     /// Inputs whose legality is a conjunction, a conjunction per step, coupled, never legal.
@@ -137,6 +139,13 @@ pub fn report(net: &Net, a: &Analysis, base: &dyn Fn(u32) -> String, input: &dyn
                 .map(|&(b, v)| format!("{}={}", base(b), v)),
         ),
         move_shapes: net.roles.iter().cloned().zip(a.shapes.iter().copied()).collect(),
+        chooses_factor: net
+            .roles
+            .iter()
+            .zip(super::chooses_factor(net, a))
+            .filter(|x| x.1)
+            .map(|x| x.0.clone())
+            .collect(),
         goal_combination: net.roles.iter().cloned().zip(a.goal_combination.iter().map(|c| c.name())).collect(),
         terminal_combination: a.terminal_combination.name(),
         legal_forms,
@@ -206,6 +215,14 @@ impl Report {
         }
         let shapes: Vec<String> = self.move_shapes.iter().map(|(r, s)| format!("{r} {s:?}")).collect();
         writeln!(out, "moves: {}", shapes.join(", "))?;
+        if !self.chooses_factor.is_empty() {
+            writeln!(
+                out,
+                "choice of factor: {} choose(s) the factor to play in{}",
+                self.chooses_factor.join(", "),
+                if self.move_shapes.len() > 1 { ": a sum of games" } else { "" }
+            )?;
+        }
         let goals: Vec<String> = self.goal_combination.iter().map(|(r, c)| format!("{r} {c}")).collect();
         writeln!(out, "goals: {}; terminal: {}", goals.join(", "), self.terminal_combination)?;
         let [c, p, x, n] = self.legal_forms;

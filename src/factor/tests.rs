@@ -326,3 +326,105 @@ fn lamps_that_dim_by_themselves_are_not_idle_static() {
         assert!(idle_static(&b.net, &NetInfo::new(&b.net), &a).iter().all(|&s| s), "{g}");
     }
 }
+
+/// Two counters, one per board; at turn 1 role a advances board 1 and role b board 2, at
+/// turn 2 the other way round (as in doubletictactoe and chinook, where the turn sets each
+/// role's board): no role ever chooses its board.
+const BOARDS_SET_BY_THE_TURN: &str = "
+(role a) (role b)
+(init (turn 1)) (init (one 0)) (init (two 0))
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (next (turn 2)) (true (turn 1)))
+(<= (next (turn 1)) (true (turn 2)))
+(<= (legal a (up1 ?x)) (true (turn 1)) (succ ?x ?y))
+(<= (legal b (up2 ?x)) (true (turn 1)) (succ ?x ?y))
+(<= (legal a (up2 ?x)) (true (turn 2)) (succ ?x ?y))
+(<= (legal b (up1 ?x)) (true (turn 2)) (succ ?x ?y))
+(<= (next (one ?y)) (does ?p (up1 ?x)) (true (one ?z)) (succ ?z ?y))
+(<= (next (one ?z)) (not moved1) (true (one ?z)))
+(<= moved1 (does ?p (up1 ?x)))
+(<= (next (two ?y)) (does ?p (up2 ?x)) (true (two ?z)) (succ ?z ?y))
+(<= (next (two ?z)) (not moved2) (true (two ?z)))
+(<= moved2 (does ?p (up2 ?x)))
+(<= terminal (true (one 3)))
+(<= terminal (true (two 3)))
+(<= (goal a 100) (true (one 3)))
+(<= (goal a 0) (not (true (one 3))))
+(<= (goal b 100) (true (two 3)))
+(<= (goal b 0) (not (true (two 3))))
+";
+
+#[test]
+fn roles_that_choose_their_board_make_a_sum_of_games() {
+    // serial_tictactoe: the player on turn marks either board.
+    let b = built("serial_tictactoe.kif");
+    let a = analyse(&b.net);
+    assert_eq!(a.verdict, Verdict::Factorable);
+    assert_eq!(chooses_factor(&b.net, &a), vec![true, true]);
+    // Compound moves play on every board at once: no choice.
+    let b = built("parallel_connect4.kif");
+    let a = analyse(&b.net);
+    assert_eq!((a.factors.len(), &a.shapes), (2, &vec![MoveShape::Compound, MoveShape::Compound]));
+    assert_eq!(chooses_factor(&b.net, &a), vec![false, false]);
+    // Each role's board set by the turn: both boards' moves are the role's over the game,
+    // never at one step.
+    let b = inline(BOARDS_SET_BY_THE_TURN);
+    let a = analyse(&b.net);
+    assert_eq!((a.verdict.clone(), a.factors.len()), (Verdict::Factorable, 2));
+    assert_eq!(a.shapes, vec![MoveShape::Serial, MoveShape::Serial]);
+    assert_eq!(chooses_factor(&b.net, &a), vec![false, false]);
+}
+
+#[test]
+fn forward_evaluation_agrees_with_the_cone() {
+    // Every base at each value, and random sets of a few bases, asked of every next-state,
+    // legality, goal and terminal ref: the forward evaluation (from the fixed bases, changes
+    // only) must give the cone's answer, with and without a budget that cuts it short.
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for file in ["tictactoe.kif", "hex4.kif", "serial_tictactoe.kif", "joined_tictactoe_blocked.kif", "connect4.kif"] {
+        let b = built(file);
+        let net = &b.net;
+        let info = net_info::NetInfo::new(net);
+        let mut fw = net_info::Forward::new(net, &info);
+        let mut cone = net_info::ConeEval::new(net.nodes.len());
+        let mut refs: Vec<Ref> = net.next.clone();
+        refs.extend(&net.legal);
+        refs.extend(net.goals.iter().flatten().map(|g| g.0));
+        refs.push(net.terminal);
+        let nb = net.bases.len() as u64;
+        let mut asked = 0;
+        for q in 0..(2 * nb + 200) {
+            let fixed: Vec<(u32, bool)> = if q < 2 * nb {
+                vec![((q / 2) as u32, q % 2 == 0)]
+            } else {
+                (0..1 + next() % 4).map(|_| ((next() % nb) as u32, next() % 2 == 0)).collect()
+            };
+            // A base fixed twice keeps its last value in both evaluations.
+            let value = |x: u32| fixed.iter().rev().find(|f| f.0 == x).map(|f| f.1);
+            for (i, &r) in refs.iter().enumerate() {
+                if q >= 2 * nb && i % 7 != 0 {
+                    continue;
+                }
+                let want = cone.eval(net, &info, r, &value);
+                let mut last: Vec<(u32, bool)> = Vec::new();
+                for &(x, _) in &fixed {
+                    if !last.iter().any(|l| l.0 == x) {
+                        last.push((x, value(x).unwrap()));
+                    }
+                }
+                assert_eq!(fw.eval(net, &info, &last, r, usize::MAX), Some(want), "{file}: {last:?} ref {i}");
+                if let Some(v) = fw.eval(net, &info, &last, r, 3) {
+                    assert_eq!(v, want, "{file}: {last:?} ref {i}, budget 3");
+                }
+                asked += 1;
+            }
+        }
+        assert!(asked > 1000, "{file}: {asked}");
+    }
+}

@@ -29,10 +29,12 @@
 //! ([`crate::factor::analyse_from`]) and the search switches to the factors found (logged).
 //! Where nothing factors, the search is the plain [`Mcts`]; so it is where a factor that a
 //! goal or terminal reads changes by itself while play is elsewhere (lamps that dim), since
-//! freezing it at the root would misjudge it ([`crate::factor::idle_static`]).
+//! freezing it at the root would misjudge it ([`crate::factor::idle_static`]), and, in games
+//! with an opponent, where no role's move is a compound of per-factor parts (see
+//! [`searchable`] for why).
 
 use super::{Choice, Limit, Mcts, MctsConfig, Search};
-use crate::factor::{self, Analysis, Latch, LatchKind, Place, Verdict};
+use crate::factor::{self, Analysis, Latch, LatchKind, MoveShape, Place, Verdict};
 use crate::machine::StateMachine;
 use crate::propnet::{Net, PnState, PropnetMachine};
 use std::sync::Arc;
@@ -205,21 +207,83 @@ impl StateMachine for FactorMachine {
     }
 }
 
-/// Whether the factors of `a` can be searched apart: the game factors, and every factor that
-/// a goal or terminal reads stays as it is while play goes on elsewhere
+/// Whether the factors of `a` are searched apart: the game factors; with an opponent, some
+/// role's moves are compounds of per-factor parts, unless `opts.serial`; and every factor that
+/// a goal, terminal or legality reads stays as it is while play goes on elsewhere
 /// ([`factor::idle_static`]), since each factor's tree holds the others as they are at its
-/// root. Lamps that dim by themselves under a conjunctive goal (lightsOn) are searched
-/// whole.
-fn searchable(net: &Net, info: &crate::factor::net_info::NetInfo, a: &Analysis) -> bool {
+/// root (lamps that dim by themselves under a conjunctive goal, lightsOn, are searched whole,
+/// and so is quartoSuicide, whose pool of pieces, changed by every move, decides which
+/// moves are legal).
+///
+/// Why compound moves: a role whose move is a compound faces the product of its per-factor
+/// choices in one tree and their sum in factored trees. Where each move plays in one factor
+/// (serial: the player chooses the board, dualConnect4; or the turn sets each role's board,
+/// chinook, doubletictactoe), the role's choices are already a sum in one tree (decoupled UCT
+/// keeps each role's statistics apart where roles move at once), so factored trees gain no
+/// width, and what they freeze couples the factors through time: a move on one board is a
+/// free pass on the others ([`factor::chooses_factor`]: a sum of games), and a terminal that
+/// any board reaches first (a race) cuts the others short at a moment the frozen trees do not
+/// see. Measured: the factored search lost dualConnect4 (5-1-14 and 3-7) and did not win
+/// chinook (8-1-11); see the notes of issue 12. Without an opponent there is neither tempo nor a race between
+/// opponents, and one-role serial games (blocksWorldSerial) are searched apart.
+fn searchable(net: &Net, info: &crate::factor::net_info::NetInfo, a: &Analysis, opts: FactoredOptions) -> bool {
+    match plan_with(net, info, a, opts) {
+        Ok(()) => true,
+        Err(why) => {
+            if a.verdict == Verdict::Factorable {
+                tracing::info!(why, "factored search: the game factors but is searched whole");
+            }
+            false
+        }
+    }
+}
+
+/// Whether [`FactoredMcts`] with `opts` searches the factors of `a` apart, or why not (see
+/// [`searchable`]).
+pub fn plan(net: &Net, a: &Analysis, opts: FactoredOptions) -> Result<(), &'static str> {
+    plan_with(net, &crate::factor::net_info::NetInfo::new(net), a, opts)
+}
+
+fn plan_with(
+    net: &Net,
+    info: &crate::factor::net_info::NetInfo,
+    a: &Analysis,
+    opts: FactoredOptions,
+) -> Result<(), &'static str> {
     if a.verdict != Verdict::Factorable {
-        return false;
+        return Err("the game does not factor");
+    }
+    let compound = a.shapes.iter().any(|s| matches!(s, MoveShape::Compound | MoveShape::Mixed));
+    if !opts.serial && net.roles.len() > 1 && !compound {
+        return Err(if factor::chooses_factor(net, a).contains(&true) {
+            "a sum of games: each move plays in one factor, which the player chooses"
+        } else {
+            "each move plays in one factor (no compound move to split)"
+        });
     }
     let idle = factor::idle_static(net, info, a);
-    let ok = a.factors.iter().zip(&idle).all(|(f, &s)| s || !(f.in_goals || f.in_terminal));
-    if !ok {
-        tracing::info!("factored search: a factor changes by itself while play goes on elsewhere; searched whole");
+    // The factors that legality reads (all, where some legality is no fixed conjunction of
+    // per-factor conditions): a frozen one would make moves legal in a tree that the game
+    // no longer allows (quartoSuicide's pool of pieces, changed by every move).
+    let mut in_legal = vec![false; a.factors.len()];
+    for form in &a.legal_form {
+        match form {
+            factor::LegalForm::Never => {}
+            factor::LegalForm::Conjunction(c) => {
+                for &(k, _, _) in c {
+                    if let Some(k) = k {
+                        in_legal[k as usize] = true;
+                    }
+                }
+            }
+            _ => in_legal.iter_mut().for_each(|x| *x = true),
+        }
     }
-    ok
+    if a.factors.iter().enumerate().all(|(k, f)| idle[k] || !(f.in_goals || f.in_terminal || in_legal[k])) {
+        Ok(())
+    } else {
+        Err("a factor that goals, terminal or legality read changes while play goes on elsewhere")
+    }
 }
 
 /// The current factoring and one tree per factor searched.
@@ -240,9 +304,20 @@ pub struct FactoredMcts {
     iid: Vec<u32>,
     /// Whether contingent analyses are cheap enough to run during play.
     contingent: bool,
+    opts: FactoredOptions,
     factored: Option<Factored>,
     plain: Mcts<PropnetMachine>,
     legal: Vec<u32>,
+}
+
+/// Options of [`FactoredMcts`].
+#[derive(Copy, Clone, Debug, Default)]
+pub struct FactoredOptions {
+    /// Switch to factors found contingently during play.
+    pub contingent: bool,
+    /// With an opponent, search per factor also games where every move plays in one factor
+    /// (serial, or each role's factor set by the turn); see [`searchable`].
+    pub serial: bool,
 }
 
 /// Contingent analyses run during play only on networks whose analysis takes at most this
@@ -252,15 +327,15 @@ const CONTINGENT_MAX_MS: f64 = 25.0;
 impl FactoredMcts {
     /// A factored search of the game whose optimised network is `net`, with its static
     /// analysis `a`.
-    /// `contingent`: whether to switch to factors found contingently during play.
-    pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis, contingent: bool) -> FactoredMcts {
+    pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis, opts: FactoredOptions) -> FactoredMcts {
         let t = Instant::now();
         let info = crate::factor::net_info::NetInfo::new(&net);
         let latches = factor::latch::latches(&net);
-        let contingent =
-            contingent && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS && !latches.is_empty();
+        let contingent = opts.contingent
+            && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS
+            && !latches.is_empty();
         let iid = a.iid.clone();
-        let factored = searchable(&net, &info, &a).then(|| Factored {
+        let factored = searchable(&net, &info, &a, opts).then(|| Factored {
             analysis: Arc::new(a),
             trees: Vec::new(),
             machines: Vec::new(),
@@ -276,6 +351,7 @@ impl FactoredMcts {
             held: Vec::new(),
             iid,
             contingent,
+            opts,
             factored,
             plain: Mcts::new(cfg),
             legal: Vec::new(),
@@ -303,7 +379,7 @@ impl FactoredMcts {
         let a = factor::analyse_with(&self.net, &self.info, &fixed);
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
-        if searchable(&self.net, &self.info, &a) && a.factors.len() > now {
+        if searchable(&self.net, &self.info, &a, self.opts) && a.factors.len() > now {
             tracing::info!(
                 factors = a.factors.len(),
                 fixed = fixed.len(),
@@ -379,7 +455,7 @@ impl Search<PropnetMachine> for FactoredMcts {
         }
         if let Some((_, mv)) = best_input(&a, &todo, &q, &self.legal) {
             let active: Vec<usize> =
-                (0..todo.len()).filter(|&i| a.factors[todo[i]].active_inputs.contains(&mv)).collect();
+                (0..todo.len()).filter(|&i| a.factors[todo[i]].active_inputs.binary_search(&mv).is_ok()).collect();
             let focus: Vec<usize> = if active.is_empty() { (0..todo.len()).collect() } else { active };
             for (j, &i) in focus.iter().enumerate() {
                 let now = Instant::now();
@@ -390,6 +466,12 @@ impl Search<PropnetMachine> for FactoredMcts {
             }
         }
         let (s, mv) = best_input(&a, &todo, &q, &self.legal)?;
+        tracing::debug!(
+            iterations,
+            value = s,
+            per_factor = ?todo.iter().map(|&k| (k, f.trees[k].root_stats(role).iter().map(|x| x.1).sum::<u32>())).collect::<Vec<_>>(),
+            "factored search: move chosen"
+        );
         Some(Choice { mv, value: Some((s / todo.len() as f64).clamp(0.0, 1.0)), iterations, proven: false })
     }
 }
@@ -430,6 +512,9 @@ fn search_factor(
 }
 
 /// The legal input with the highest sum of its classes' values over the factors searched.
+/// (Scoring an input by its active factors' values alone, which compares a serial move by the
+/// tree of its own board and leaves out the pseudo-noop's value elsewhere, did no better on
+/// dualConnect4 with `factor_serial`: 1-7 against plain MCTS, where the sum went 3-7.)
 fn best_input(a: &Analysis, todo: &[usize], q: &[Vec<Option<f64>>], legal: &[u32]) -> Option<(f64, u32)> {
     let mut best: Option<(f64, u32)> = None;
     for &mv in legal {

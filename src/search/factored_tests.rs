@@ -9,12 +9,16 @@ use std::path::Path;
 use std::time::Duration;
 
 fn setup(file: &str) -> (PropnetMachine, FactoredMcts) {
+    setup_with(file, FactoredOptions { contingent: true, serial: true })
+}
+
+fn setup_with(file: &str, opts: FactoredOptions) -> (PropnetMachine, FactoredMcts) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
     let g = Game::load(&p).unwrap_or_else(|e| panic!("{e}"));
     let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"));
     let a = factor::analyse(&b.net);
     let m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
-    let s = FactoredMcts::new(MctsConfig { seed: 3, ..MctsConfig::default() }, Arc::new(b.net), a, true);
+    let s = FactoredMcts::new(MctsConfig { seed: 3, ..MctsConfig::default() }, Arc::new(b.net), a, opts);
     (m, s)
 }
 
@@ -99,4 +103,42 @@ fn games_that_do_not_factor_get_plain_mcts() {
     let c = f.select(&mut m, &s, 0, Limit::until(Instant::now() + Duration::from_millis(100))).expect("a move");
     assert!(c.iterations > 0);
     assert_eq!(f.factors(), None);
+}
+
+#[test]
+fn serial_games_with_an_opponent_are_searched_whole_unless_asked() {
+    // serial_tictactoe: the player on turn chooses the board (a sum of games): searched whole
+    // by default, per board with `serial`.
+    let whole = FactoredOptions { contingent: false, serial: false };
+    let (mut m, mut f) = setup_with("serial_tictactoe.kif", whole);
+    assert_eq!(f.factors(), None);
+    let s = m.initial_state();
+    assert!(choose(&mut m, &mut f, &s, 0, 50).starts_with("( mark "));
+    assert_eq!(f.factors(), None);
+    let (_, f) = setup_with("serial_tictactoe.kif", FactoredOptions { serial: true, ..whole });
+    assert_eq!(f.factors(), Some(2));
+    // Compound moves: a role's choices multiply in one tree, so the boards are searched apart.
+    for file in ["parallel_tictactoe.kif", "parallel_connect4.kif"] {
+        let (_, f) = setup_with(file, whole);
+        assert_eq!(f.factors(), Some(2), "{file}");
+    }
+}
+
+#[test]
+fn compound_moves_block_a_threat_on_each_board() {
+    let (mut m, mut f) = setup("parallel_connect4.kif");
+    // yellow has three discs in column 5 of board 1 and in column 7 of board 2, and red has no
+    // win: red must block both at once, with the one compound move (drop 5 7).
+    let s = play(
+        &mut m,
+        &[
+            &["( drop 4 1 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+            &["( drop 4 1 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+            &["( drop 3 2 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+        ],
+    );
+    assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
 }

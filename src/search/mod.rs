@@ -6,7 +6,7 @@
 pub mod factored;
 pub mod mcts;
 
-pub use factored::FactoredMcts;
+pub use factored::{FactoredMcts, FactoredOptions};
 pub use mcts::{Mcts, MctsConfig, ParallelMcts};
 
 use crate::machine::{PlayoutBuffers, StateMachine};

@@ -466,6 +466,15 @@ fn factor_reports_verdicts_and_checks_the_product() {
     assert_eq!(v["report"]["factors"].as_array().map(|f| f.len()), Some(2));
     assert_eq!(v["check"]["ok"], true);
     assert!(v["check"]["states"].as_u64().unwrap_or(0) > 10);
+    // Compound moves: the factoring player searches the boards apart.
+    assert_eq!(v["player"], "apart");
+    // A serial game between two players is a sum of games: factored, but searched whole.
+    let o = factotum(&["factor", "gdl/serial_tictactoe.kif", "--check", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("verdict: factorable (static)"), "{out}");
+    assert!(out.contains("choice of factor: x, o choose(s) the factor to play in: a sum of games"), "{out}");
+    assert!(out.contains("searches whole: a sum of games"), "{out}");
     // Tic-tac-toe is one game; the report says why and names the latches it proved.
     let o = factotum(&["factor", "gdl/tictactoe.kif", "--contingent", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -475,7 +484,7 @@ fn factor_reports_verdicts_and_checks_the_product() {
     assert!(out.contains("latches: 18 positive, 9 negative"), "{out}");
     // A folder: one line per game, the product checked wherever a game factors.
     let dir = temp_dir("factor-all");
-    for g in ["parallel_tictactoe.kif", "tictactoe.kif", "joined_tictactoe_blocked.kif"] {
+    for g in ["parallel_tictactoe.kif", "tictactoe.kif", "joined_tictactoe_blocked.kif", "serial_tictactoe.kif"] {
         std::fs::copy(root().join("gdl").join(g), dir.join(g)).expect("copy");
     }
     let o = factotum(&["factor", dir.to_str().unwrap(), "--all", "--check", "5", "--contingent", "5"]);
@@ -484,6 +493,9 @@ fn factor_reports_verdicts_and_checks_the_product() {
     assert!(out.contains("| parallel_tictactoe | static | 2 |"), "{out}");
     assert!(out.contains("| tictactoe |"), "{out}");
     assert!(out.contains("| joined_tictactoe_blocked | contingent |"), "{out}");
+    let row = |g: &str| out.lines().find(|l| l.starts_with(&format!("| {g} |"))).unwrap_or_default().to_string();
+    assert!(row("parallel_tictactoe").ends_with("| apart |"), "{out}");
+    assert!(row("serial_tictactoe").ends_with("| whole |"), "{out}");
     assert!(out.contains("0 product checks failed"), "{out}");
     // Not a game: a clear error, exit 2.
     let o = factotum(&["factor", "no-such-file.kif"]);
