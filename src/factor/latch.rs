@@ -53,7 +53,7 @@ const FORWARD_BUDGET: usize = 64;
 /// either way).
 pub fn latches(net: &Net) -> Vec<Latch> {
     let info = NetInfo::new(net);
-    let mut fw = Forward::new(net, &info);
+    let mut fw = Forward::new(net, &info, &net.next);
     let mut ev = ConeEval::new(net.nodes.len());
     // Forward from the base where its change dies out soon (hex's connectivity: large cones),
     // else over the cone (chess's frame rules: small cones, changes that spread far).

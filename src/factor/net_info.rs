@@ -210,7 +210,8 @@ impl ConeEval {
 /// changes by fixing a few bases and propagating forward through the nodes that read them
 /// (in evaluation order), then undoes: a question costs the region whose value it changes,
 /// not the whole cone of the node asked about ([`ConeEval`] walks the cone). Cycles stay
-/// unknown, as in [`ConeEval`], so both give the same answers.
+/// unknown, as in [`ConeEval`], so both give the same answers. Only the nodes in the cones of
+/// the refs it is built for are followed (a change that reaches none of them is not spread).
 pub(crate) struct Forward {
     val: Vec<V>,
     /// Per base: its node (`NONE` if it has none).
@@ -227,16 +228,26 @@ pub(crate) struct Forward {
 }
 
 impl Forward {
-    pub(crate) fn new(net: &Net, info: &NetInfo) -> Forward {
+    /// For questions about `targets` (and nothing else).
+    pub(crate) fn new(net: &Net, info: &NetInfo, targets: &[Ref]) -> Forward {
         let n = net.nodes.len();
+        let mut relevant = vec![false; n];
+        let mut stack: Vec<usize> = targets.iter().map(|r| r.node()).collect();
+        while let Some(v) = stack.pop() {
+            if !std::mem::replace(&mut relevant[v], true) {
+                stack.extend(net.nodes[v].inputs.iter().map(|r| r.node()));
+            }
+        }
         let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut base_node = vec![NONE; net.bases.len()];
         for (v, nd) in net.nodes.iter().enumerate() {
             if let Kind::Base(b) = nd.kind {
                 base_node[b as usize] = v as u32;
             }
-            for r in &nd.inputs {
-                readers[r.node()].push(v as u32);
+            if relevant[v] {
+                for r in &nd.inputs {
+                    readers[r.node()].push(v as u32);
+                }
             }
         }
         for r in readers.iter_mut() {
@@ -263,7 +274,7 @@ impl Forward {
         }
     }
 
-    /// The value of `r` when the bases in `fixed` hold their values (all else unknown), or
+    /// The value of `r` (one of the targets) when the bases in `fixed` hold their values (all else unknown), or
     /// `None` if more than `budget` nodes would have to be evaluated (a question whose
     /// change spreads far: [`ConeEval`] may be cheaper then).
     pub(crate) fn eval(

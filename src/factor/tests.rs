@@ -391,12 +391,14 @@ fn forward_evaluation_agrees_with_the_cone() {
         let b = built(file);
         let net = &b.net;
         let info = net_info::NetInfo::new(net);
-        let mut fw = net_info::Forward::new(net, &info);
         let mut cone = net_info::ConeEval::new(net.nodes.len());
         let mut refs: Vec<Ref> = net.next.clone();
         refs.extend(&net.legal);
         refs.extend(net.goals.iter().flatten().map(|g| g.0));
         refs.push(net.terminal);
+        let mut fw = net_info::Forward::new(net, &info, &refs);
+        // Built for the next-state refs only, as the latch proofs use it.
+        let mut fw_next = net_info::Forward::new(net, &info, &net.next);
         let nb = net.bases.len() as u64;
         let mut asked = 0;
         for q in 0..(2 * nb + 200) {
@@ -419,6 +421,9 @@ fn forward_evaluation_agrees_with_the_cone() {
                     }
                 }
                 assert_eq!(fw.eval(net, &info, &last, r, usize::MAX), Some(want), "{file}: {last:?} ref {i}");
+                if i < net.next.len() {
+                    assert_eq!(fw_next.eval(net, &info, &last, r, usize::MAX), Some(want), "{file}: next {i}");
+                }
                 if let Some(v) = fw.eval(net, &info, &last, r, 3) {
                     assert_eq!(v, want, "{file}: {last:?} ref {i}, budget 3");
                 }
