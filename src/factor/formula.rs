@@ -127,6 +127,24 @@ impl Formulas {
         out
     }
 
+    /// The network nodes of the action-independent atoms under `root`.
+    pub(crate) fn iid_atoms(&self, root: FRef) -> Vec<u32> {
+        let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
+        let mut out = Vec::new();
+        let mut stack = vec![root.0];
+        while let Some(i) = stack.pop() {
+            if !seen.insert(i) {
+                continue;
+            }
+            match &self.nodes[i as usize] {
+                FNode::Atom { factor: None, node, .. } => out.push(*node),
+                FNode::Gate { kids, .. } => stack.extend(kids.iter().map(|k| k.0)),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// How `root` combines its factors.
     pub fn combination(&self, root: FRef) -> Combination {
         match &self.nodes[root.0 as usize] {

@@ -790,7 +790,13 @@ fn legal_form_of(
     }
     let mut any = false;
     let mut coupling = Vec::new();
+    // Steps that agree on the action-independent bases the formula reads give one answer.
+    let reads = iid_bases_read(net, place, f.iid_atoms(root).into_iter().map(|x| x as usize));
+    let mut done: rustc_hash::FxHashSet<Vec<bool>> = Default::default();
     for s in 0..traj.len() {
+        if !done.insert(reads.iter().map(|&b| traj[s][b]).collect()) {
+            continue;
+        }
         let mut tri = |_f: Option<u32>, node: u32| iid_value(net, info, place, ev, traj, memo, s, node);
         match f.conjuncts(root, &mut tri, &mut gates[s]) {
             Err(node) => coupling.push(node),
@@ -841,13 +847,38 @@ fn legal_when(net: &Net, info: &NetInfo, place: &[Place], traj: &[Vec<bool>]) ->
     net.legal
         .iter()
         .map(|&r| {
+            // The action-independent bases this legality reads: steps that agree on them get
+            // one evaluation (a step counter that legality ignores multiplies nothing).
+            let reads = iid_bases_read(net, place, std::iter::once(r.node()));
+            let mut done: rustc_hash::FxHashMap<Vec<bool>, bool> = Default::default();
             traj.iter()
                 .map(|state| {
-                    ev.eval(net, info, r, &|b| (place[b as usize] == Place::Iid).then(|| state[b as usize])) != V::F
+                    let key: Vec<bool> = reads.iter().map(|&b| state[b]).collect();
+                    *done.entry(key).or_insert_with(|| {
+                        ev.eval(net, info, r, &|b| (place[b as usize] == Place::Iid).then(|| state[b as usize])) != V::F
+                    })
                 })
                 .collect()
         })
         .collect()
+}
+
+/// The action-independent bases in the cones of `nodes`.
+fn iid_bases_read(net: &Net, place: &[Place], nodes: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut seen: rustc_hash::FxHashSet<usize> = Default::default();
+    let mut stack: Vec<usize> = nodes.collect();
+    let mut out = Vec::new();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        match net.nodes[v].kind {
+            Kind::Base(b) if place[b as usize] == Place::Iid => out.push(b as usize),
+            _ => stack.extend(net.nodes[v].inputs.iter().map(|x| x.node())),
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Most (input, step) pairs [`legal_when`] evaluates.
