@@ -109,26 +109,20 @@ impl Formulas {
 
     /// The factors whose atoms a root reads (sorted, without the action-independent part).
     pub fn factors(&self, root: FRef) -> Vec<u32> {
-        let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
-        let mut out = Vec::new();
-        let mut stack = vec![root.0];
-        while let Some(i) = stack.pop() {
-            if !seen.insert(i) {
-                continue;
-            }
-            match &self.nodes[i as usize] {
-                FNode::Atom { factor: Some(k), .. } => out.push(*k),
-                FNode::Gate { kids, .. } => stack.extend(kids.iter().map(|k| k.0)),
-                _ => {}
-            }
-        }
+        let mut out: Vec<u32> = self.atoms(root).into_iter().filter_map(|(k, _)| k).collect();
         out.sort_unstable();
         out.dedup();
         out
     }
 
-    /// The network nodes of the action-independent atoms under `root`.
-    pub(crate) fn iid_atoms(&self, root: FRef) -> Vec<u32> {
+    /// The network nodes of the atoms under `root`.
+    pub(crate) fn atom_nodes(&self, root: FRef) -> Vec<u32> {
+        self.atoms(root).into_iter().map(|a| a.1).collect()
+    }
+
+    /// The atoms under `root`, each once: (factor, or `None` for the action-independent
+    /// part; network node).
+    fn atoms(&self, root: FRef) -> Vec<(Option<u32>, u32)> {
         let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
         let mut out = Vec::new();
         let mut stack = vec![root.0];
@@ -137,7 +131,7 @@ impl Formulas {
                 continue;
             }
             match &self.nodes[i as usize] {
-                FNode::Atom { factor: None, node, .. } => out.push(*node),
+                FNode::Atom { factor, node, .. } => out.push((*factor, *node)),
                 FNode::Gate { kids, .. } => stack.extend(kids.iter().map(|k| k.0)),
                 _ => {}
             }

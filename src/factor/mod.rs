@@ -790,8 +790,10 @@ fn legal_form_of(
     }
     let mut any = false;
     let mut coupling = Vec::new();
-    // Steps that agree on the action-independent bases the formula reads give one answer.
-    let reads = iid_bases_read(net, place, f.iid_atoms(root).into_iter().map(|x| x as usize));
+    // Steps that agree on the action-independent bases the formula reads give one answer
+    // (through any atom: one that reads a factor may read the action-independent part too,
+    // and `iid_value` decides it then).
+    let reads = iid_bases_read(net, place, f.atom_nodes(root).into_iter().map(|x| x as usize));
     let mut done: rustc_hash::FxHashSet<Vec<bool>> = Default::default();
     for s in 0..traj.len() {
         if !done.insert(reads.iter().map(|&b| traj[s][b]).collect()) {

@@ -433,3 +433,44 @@ fn forward_evaluation_agrees_with_the_cone() {
         assert!(asked > 1000, "{file}: {asked}");
     }
 }
+
+/// A move legal through either of two counters, each under a condition on a three-step turn:
+/// at turns 1 and 2 one disjunct is ruled out by the turn, at turn 3 neither is, so its
+/// legality couples the counters. The turn is read inside each factor's atom (a counter's
+/// cell and the turn in one conjunction), not through an action-independent atom of its own.
+const LEGAL_THROUGH_EITHER_COUNTER: &str = "
+(role r)
+(init (turn 1)) (init (one 0)) (init (two 0))
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+(<= (next (turn 2)) (true (turn 1)))
+(<= (next (turn 3)) (true (turn 2)))
+(<= (next (turn 1)) (true (turn 3)))
+(<= (legal r a) (true (one 0)) (not (true (turn 2))))
+(<= (legal r a) (true (two 0)) (not (true (turn 1))))
+(<= (legal r b) (true (turn 1)))
+(<= (legal r b) (not (true (turn 1))))
+(<= (next (one ?y)) (does r a) (true (one ?x)) (succ ?x ?y))
+(<= (next (one ?x)) (not (does r a)) (true (one ?x)))
+(<= (next (two ?y)) (does r b) (true (two ?x)) (succ ?x ?y))
+(<= (next (two ?x)) (not (does r b)) (true (two ?x)))
+(<= terminal (true (one 4)))
+(<= terminal (true (two 4)))
+(<= (goal r 100) (true (one 4)))
+(<= (goal r 0) (not (true (one 4))))
+";
+
+#[test]
+fn legality_per_step_sees_the_turn_inside_factor_atoms() {
+    let b = inline(LEGAL_THROUGH_EITHER_COUNTER);
+    let a = analyse(&b.net);
+    let m = machine(&b);
+    let input_a = (0..b.net.inputs.len()).find(|&i| m.move_text(i as u32) == "a").expect("input a");
+    assert_eq!(a.iid_trajectory.len(), 3);
+    assert!(
+        a.couplings.iter().any(|c| c.by == CoupledBy::Legal(input_a as u32)),
+        "a's legality couples the counters at turn 3: {:?} {:?}",
+        a.legal_form[input_a],
+        a.couplings
+    );
+    assert!(matches!(a.verdict, Verdict::NotFactorable(_)), "{:?}", a.verdict);
+}

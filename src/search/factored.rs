@@ -224,8 +224,9 @@ impl StateMachine for FactorMachine {
 /// free pass on the others ([`factor::chooses_factor`]: a sum of games), and a terminal that
 /// any board reaches first (a race) cuts the others short at a moment the frozen trees do not
 /// see. Measured: the factored search lost dualConnect4 (5-1-14 and 3-7) and did not win
-/// chinook (8-1-11); see the notes of issue 12. Without an opponent there is neither tempo nor a race between
-/// opponents, and one-role serial games (blocksWorldSerial) are searched apart.
+/// chinook (8-1-11); see the notes of issue 12. Without an opponent there is neither tempo
+/// nor a race between opponents, and one-role serial games (blocksWorldSerial) are searched
+/// apart.
 fn searchable(net: &Net, info: &crate::factor::net_info::NetInfo, a: &Analysis, opts: FactoredOptions) -> bool {
     match plan_with(net, info, a, opts) {
         Ok(()) => true,
