@@ -2,8 +2,9 @@
 //!
 //! Cox et al., Lemma 4.2 (a proposition `p` with `m(p) = 1 → m'(p) = 1`) and Lemma 4.3 (a
 //! base whose transition reads itself, `w(t) = p`). Here a latch is proved, never sampled:
-//! the base's next value is evaluated over its cone in three-valued logic with the base at
-//! its value and every other base and every input unknown. A result equal to the value
+//! the base's next value is evaluated in three-valued logic with the base at its value and
+//! every other base and every input unknown (forward from the base where its change dies out
+//! soon, else over the next value's cone: both give the same answer). A result equal to the value
 //! proves it stays (by induction on steps). The self-loop of Lemma 4.3 is the special case
 //! where the next value is an OR with the base itself as an input.
 //!
