@@ -73,10 +73,6 @@ impl Combination {
 /// A formula root: a node and whether it is negated.
 pub type FRef = (u32, bool);
 
-/// A gate's decided value, once known ([`Formulas::decided`]'s memo).
-#[derive(Copy, Clone, Debug)]
-pub(crate) struct Decided(Option<V>);
-
 impl Formulas {
     /// Evaluates a root, with `atom(factor, node)` giving each atom's node value.
     pub fn eval(&self, root: FRef, atom: &mut dyn FnMut(Option<u32>, u32) -> bool) -> bool {
@@ -187,7 +183,7 @@ impl Formulas {
         &self,
         root: FRef,
         iid: &mut dyn FnMut(Option<u32>, u32) -> V,
-        memo: &mut Vec<Decided>,
+        memo: &mut Vec<Option<V>>,
     ) -> Result<Option<Vec<(Option<u32>, u32, bool)>>, u32> {
         let mut out = Vec::new();
         let mut stack = vec![root];
@@ -243,20 +239,20 @@ impl Formulas {
         i: u32,
         neg: bool,
         iid: &mut dyn FnMut(Option<u32>, u32) -> V,
-        memo: &mut Vec<Decided>,
+        memo: &mut Vec<Option<V>>,
     ) -> V {
         let v = match &self.nodes[i as usize] {
             FNode::Const(b) => V::of(*b),
             FNode::Atom { factor, node, .. } => iid(*factor, *node),
             FNode::Gate { and, kids } => {
                 if memo.len() < self.nodes.len() {
-                    memo.resize(self.nodes.len(), Decided(None));
+                    memo.resize(self.nodes.len(), None);
                 }
-                match memo[i as usize].0 {
+                match memo[i as usize] {
                     Some(v) => v,
                     None => {
                         let v = super::net_info::gate(kids.iter().map(|&(k, n)| self.decided(k, n, iid, memo)), *and);
-                        memo[i as usize] = Decided(Some(v));
+                        memo[i as usize] = Some(v);
                         v
                     }
                 }

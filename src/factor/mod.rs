@@ -777,7 +777,7 @@ fn legal_form_of(
     root: FRef,
     traj: &[Vec<bool>],
     memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
-    gates: &mut Vec<Vec<formula::Decided>>,
+    gates: &mut Vec<Vec<Option<V>>>,
 ) -> (LegalForm, Vec<Vec<u32>>) {
     gates.resize_with(traj.len() + 1, Vec::new);
     let first = match f.conjuncts(root, &mut |_, _| V::U, &mut gates[traj.len()]) {

@@ -274,9 +274,9 @@ impl Forward {
         }
     }
 
-    /// The value of `r` (one of the targets) when the bases in `fixed` hold their values (all else unknown), or
-    /// `None` if more than `budget` nodes would have to be evaluated (a question whose
-    /// change spreads far: [`ConeEval`] may be cheaper then).
+    /// The value of `r` (one of the targets) when the bases in `fixed` hold their values
+    /// (all else unknown), or `None` if more than `budget` nodes would have to be evaluated
+    /// (a question whose change spreads far: [`ConeEval`] may be cheaper then).
     pub(crate) fn eval(
         &mut self,
         net: &Net,
