@@ -117,3 +117,35 @@ fn batched_playouts_allocate_nothing() {
         assert_eq!(allocs, 0, "{file}: {allocs} allocations in {steps} lane-steps");
     }
 }
+
+/// An MCTS iteration allocates nothing but the node it adds: with a node budget of one (the
+/// root), iterations select at the root, play out and back up, and (after a warm-up) make no
+/// allocation, for plain UCT and every AMAF variant (their marks, reference indexes and
+/// recorded playouts are reused buffers).
+#[test]
+fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
+    use factotum::search::mcts::{Amaf, Mcts, MctsConfig};
+    use factotum::search::{Limit, Search};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ["connect4.kif", "tictactoe.kif"] {
+        let game = Game::load(&root.join("gdl").join(file)).unwrap();
+        let (mut m, _) = propnet::build(&game, &Budget::default()).unwrap();
+        let s = m.initial_state();
+        for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer] {
+            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, ..MctsConfig::default() };
+            let mut t = Mcts::new(cfg);
+            t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
+            // Choosing the move at the end allocates a little, once per call: the same for
+            // 200 iterations as for 4000.
+            let mut per_call = Vec::new();
+            for n in [200, 4000] {
+                let before = allocs();
+                let c = t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
+                per_call.push(allocs() - before);
+                assert_eq!(c.iterations, n);
+            }
+            assert_eq!(t.tree_size(), 1);
+            assert_eq!(per_call[0], per_call[1], "{file} {amaf:?}: allocations per call at 200 and 4000 iterations");
+        }
+    }
+}

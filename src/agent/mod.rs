@@ -10,6 +10,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
+use crate::search::mcts::Amaf;
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
 };
@@ -62,6 +63,15 @@ pub struct AgentConfig {
     /// message of the match arrives (MCTS kinds only: they keep their tree, and the next
     /// turn reuses it).
     pub ponder: bool,
+    /// MCTS's all-moves-as-first statistics: `off` (plain UCT), `rave`, `grave` or `killer`
+    /// (killer-RAVE); see `search::mcts::Amaf`.
+    pub amaf: Amaf,
+    /// b in the AMAF weight β = ñ / (ñ + n + b·ñ·n): the weight halves near 1/b visits.
+    pub rave_bias: f64,
+    /// GRAVE: visits a node needs for its AMAF statistics to be used below it.
+    pub grave_ref: u32,
+    /// Killer-RAVE: joint moves before the end of a decisive playout whose moves count.
+    pub killer_window: u32,
 }
 
 impl Default for AgentConfig {
@@ -79,6 +89,10 @@ impl Default for AgentConfig {
             contingent_factoring: false,
             factor_serial: false,
             ponder: true,
+            amaf: Amaf::Off,
+            rave_bias: MctsConfig::default().rave_bias,
+            grave_ref: MctsConfig::default().grave_ref,
+            killer_window: MctsConfig::default().killer_window,
         }
     }
 }
@@ -91,6 +105,12 @@ impl AgentConfig {
         }
         if !(cfg.margin_s.is_finite() && cfg.margin_s >= 0.0) {
             return Err(format!("margin_s must be a finite number >= 0, not {}", cfg.margin_s));
+        }
+        if !(cfg.rave_bias.is_finite() && cfg.rave_bias >= 0.0) {
+            return Err(format!("rave_bias must be a finite number >= 0, not {}", cfg.rave_bias));
+        }
+        if cfg.killer_window == 0 {
+            return Err("killer_window must be at least 1".into());
         }
         if cfg.node_budget == 0 {
             return Err("node_budget must be at least 1".into());
@@ -109,6 +129,10 @@ impl AgentConfig {
             node_budget: self.node_budget,
             seed,
             max_playout_depth: self.playout_depth,
+            amaf: self.amaf,
+            rave_bias: self.rave_bias,
+            grave_ref: self.grave_ref,
+            killer_window: self.killer_window,
         }
     }
 

@@ -54,7 +54,23 @@ pub trait StateMachine {
     where
         Self: Sized,
     {
-        random_playout(self, state, rng, max_depth, bufs)
+        self.playout_seen(state, rng, max_depth, bufs, |_| {})
+    }
+
+    /// [`StateMachine::playout`], showing each joint move played (one move per role, in role
+    /// order) to `seen` before it is applied: the search's AMAF statistics are gathered so.
+    fn playout_seen<R: Rng, F: FnMut(&[Self::Move])>(
+        &mut self,
+        state: &mut Self::State,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        seen: F,
+    ) -> PlayoutResult
+    where
+        Self: Sized,
+    {
+        random_playout_seen(self, state, rng, max_depth, bufs, seen)
     }
 }
 
@@ -91,6 +107,18 @@ pub fn random_playout<M: StateMachine, R: Rng>(
     max_depth: usize,
     bufs: &mut PlayoutBuffers<M>,
 ) -> PlayoutResult {
+    random_playout_seen(machine, state, rng, max_depth, bufs, |_| {})
+}
+
+/// [`random_playout`], showing each joint move to `seen` before it is applied.
+pub fn random_playout_seen<M: StateMachine, R: Rng>(
+    machine: &mut M,
+    state: &mut M::State,
+    rng: &mut R,
+    max_depth: usize,
+    bufs: &mut PlayoutBuffers<M>,
+    mut seen: impl FnMut(&[M::Move]),
+) -> PlayoutResult {
     let roles = machine.roles().len();
     let mut depth = 0;
     loop {
@@ -108,6 +136,7 @@ pub fn random_playout<M: StateMachine, R: Rng>(
             }
             bufs.joint.push(bufs.legal[rng.gen_range(0..bufs.legal.len())]);
         }
+        seen(&bufs.joint);
         machine.next_state(state, &bufs.joint, &mut bufs.next);
         std::mem::swap(state, &mut bufs.next);
         depth += 1;

@@ -1097,7 +1097,7 @@ impl PropnetMachine {
     /// `seen` (tests replay them). The network steps from state to state in place: the next
     /// values kept by the hooks become the new bases directly, with no state copied or
     /// compared, and moves are drawn from the legal sets as they stand.
-    pub fn playout_seen<R: Rng>(
+    pub fn depth_charge<R: Rng>(
         &mut self,
         state: &mut PnState,
         rng: &mut R,
@@ -1269,7 +1269,18 @@ impl StateMachine for PropnetMachine {
         max_depth: usize,
         bufs: &mut PlayoutBuffers<Self>,
     ) -> PlayoutResult {
-        self.playout_seen(state, rng, max_depth, bufs, |_| {})
+        self.depth_charge(state, rng, max_depth, bufs, |_| {})
+    }
+
+    fn playout_seen<R: Rng, F: FnMut(&[u32])>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        seen: F,
+    ) -> PlayoutResult {
+        self.depth_charge(state, rng, max_depth, bufs, seen)
     }
 
     fn move_text(&self, m: u32) -> String {

@@ -145,7 +145,7 @@ fn playouts_replay(g: &Game, mut b: PropnetMachine, playouts: usize, seed: u64) 
         }
         let (start_a, start) = (sa.clone(), sb.clone());
         let mut joints: Vec<Vec<u32>> = Vec::new();
-        let r = b.playout_seen(&mut sb, &mut rng, max_depth, &mut bufs, |j| joints.push(j.to_vec()));
+        let r = b.depth_charge(&mut sb, &mut rng, max_depth, &mut bufs, |j| joints.push(j.to_vec()));
         assert_eq!(r.depth, joints.len());
         for joint in &joints {
             // `find` panics unless the move is legal in the interpreter's state.

@@ -183,17 +183,18 @@ impl StateMachine for FactorMachine {
     /// Rollouts play the whole game (every factor moves, on the propnet's own fast loop), so
     /// they end as the game ends and score what the game scores; the tree above them moves
     /// this factor only.
-    fn playout<R: rand::Rng>(
+    fn playout_seen<R: rand::Rng, F: FnMut(&[u32])>(
         &mut self,
         state: &mut PnState,
         rng: &mut R,
         max_depth: usize,
         _bufs: &mut crate::machine::PlayoutBuffers<Self>,
+        seen: F,
     ) -> crate::machine::PlayoutResult {
         let mut bufs = self.bufs.take().unwrap_or_else(|| crate::machine::PlayoutBuffers::new(&mut self.inner));
         self.merge(state);
         let mut full = std::mem::take(&mut self.full);
-        let r = self.inner.playout(&mut full, rng, max_depth, &mut bufs);
+        let r = self.inner.playout_seen(&mut full, rng, max_depth, &mut bufs, seen);
         // The caller reads the end state's goals through this machine: it gets the factor's
         // part, and `goal` recognizes it and answers for the whole end state.
         for (w, (f, k)) in state.bits.iter_mut().zip(full.bits.iter().zip(self.keep.iter())) {

@@ -10,11 +10,45 @@
 //! path. When the tree reaches its node budget it is cut back to its most visited half
 //! (recycling), so memory stays bounded and the tree keeps growing where search goes.
 //! Buffers are reused, so an iteration allocates only for the node it adds.
+//!
+//! **The AMAF family** ([`Amaf`]): all-moves-as-first statistics per (node, role, move),
+//! gathered from every move a role played later in the same iteration (in the tree below
+//! the node and in the playout, first play of a move only counted once), blended into the
+//! mean before the UCB bonus with the weight β = ñ / (ñ + n + b·ñ·n) (Gelly and Silver 2011's
+//! minimum-error schedule, written with the bias of Cazenave's GRAVE; n visits, ñ AMAF
+//! visits, b = `rave_bias`). GRAVE reads the AMAF statistics of the closest node on the path
+//! (itself included) with at least `grave_ref` visits; killer-RAVE gathers them only from
+//! decisive moves. Roles keep their own statistics, so it works per role in simultaneous-move
+//! games. Moves get dense ids when a node first holds them, so the updates mark and test
+//! ids in reused arrays: no allocation per iteration.
 
 use super::{reward, Choice, Limit, Search};
 use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use rustc_hash::FxHashMap;
+
+/// Which all-moves-as-first statistics the search keeps and blends into UCB.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Amaf {
+    /// Plain UCT.
+    #[default]
+    Off,
+    /// RAVE (Gelly and Silver): each node blends its own AMAF statistics.
+    Rave,
+    /// GRAVE (Cazenave 2015): the AMAF statistics of the closest node on the path, the node
+    /// itself included, with at least `grave_ref` visits, per role: a node where the role
+    /// has a choice (in a turn-taking game, two plies up: the parent holds only the role's
+    /// noop). Where none has, the node's own (RAVE).
+    Grave,
+    /// Killer-RAVE (Lorentz 2011, as section 5.1 of Evans and Turrini proposes): RAVE whose
+    /// AMAF statistics count only decisive moves: the moves of the last `killer_window` joint
+    /// moves of an iteration that reached a terminal state where the roles' rewards differ.
+    /// (Lorentz's Havannah counted the moves of the winning chain; GDL names no such chain,
+    /// so the moves that ended the game stand for it.)
+    Killer,
+}
 
 /// Tuning of [`Mcts`].
 #[derive(Copy, Clone, Debug)]
@@ -26,12 +60,53 @@ pub struct MctsConfig {
     pub seed: u64,
     /// Longest random playout, in joint moves.
     pub max_playout_depth: usize,
+    pub amaf: Amaf,
+    /// b in β = ñ / (ñ + n + b·ñ·n): the AMAF weight halves near n = 1/b visits.
+    pub rave_bias: f64,
+    /// GRAVE: visits a node needs for its AMAF statistics to be used below it.
+    pub grave_ref: u32,
+    /// Killer-RAVE: joint moves before the end of a decisive iteration that count.
+    pub killer_window: u32,
 }
 
 impl Default for MctsConfig {
     fn default() -> Self {
-        MctsConfig { exploration: 0.7, node_budget: 200_000, seed: 1, max_playout_depth: 1000 }
+        MctsConfig {
+            exploration: 0.7,
+            node_budget: 200_000,
+            seed: 1,
+            max_playout_depth: 1000,
+            amaf: Amaf::Off,
+            rave_bias: 1e-3,
+            grave_ref: 50,
+            killer_window: 2,
+        }
     }
+}
+
+/// The AMAF weight β = ñ / (ñ + n + b·ñ·n) for n visits and ñ AMAF visits (0 when ñ is 0).
+pub fn rave_beta(n: u32, amaf_n: u32, bias: f64) -> f64 {
+    if amaf_n == 0 {
+        return 0.0;
+    }
+    let (n, a) = (n as f64, amaf_n as f64);
+    a / (a + n + bias * a * n)
+}
+
+/// The value UCB ranks a move by: its mean blended with its AMAF mean by [`rave_beta`], plus
+/// the exploration bonus. An unvisited move ranks first unless AMAF statistics give it a
+/// mean, which is then used as it stands with the bonus of one visit.
+pub fn rave_value(n: u32, w: f64, amaf_n: u32, amaf_w: f64, bias: f64, c: f64, ln_parent: f64) -> f64 {
+    if n == 0 {
+        if amaf_n == 0 {
+            return f64::INFINITY;
+        }
+        return amaf_w / amaf_n as f64 + c * ln_parent.sqrt();
+    }
+    let beta = rave_beta(n, amaf_n, bias);
+    let mean = w / n as f64;
+    let q = if amaf_n == 0 { mean } else { (1.0 - beta) * mean + beta * amaf_w / amaf_n as f64 };
+    q + c * (ln_parent / n as f64).sqrt()
 }
 
 const NONE: u32 = u32::MAX;
@@ -56,6 +131,11 @@ struct Node<S, Mv> {
     mover: u32,
     /// (joint code, child index).
     children: Vec<(u64, u32)>,
+    /// With AMAF on, parallel to `moves`: the moves' dense ids (per role), and the AMAF
+    /// visits and reward sums of that role. Empty otherwise.
+    gid: Box<[u32]>,
+    an: Box<[u32]>,
+    aw: Box<[f64]>,
 }
 
 impl<S, Mv: Copy> Node<S, Mv> {
@@ -83,6 +163,34 @@ pub struct Mcts<M: StateMachine> {
     scratch: Option<M::State>,
     play: Option<M::State>,
     bufs: Option<PlayoutBuffers<M>>,
+    amaf: AmafState<M::Move>,
+}
+
+/// What the AMAF family needs besides the nodes: dense move ids, and reused marks.
+struct AmafState<Mv> {
+    /// (role, move) -> dense id, given when a node first holds the move.
+    ids: FxHashMap<(u32, Mv), u32>,
+    /// The playout's joint moves as ids (`NONE` for moves no node holds), roles per ply.
+    seq: Vec<u32>,
+    /// Per id: the iteration stamp when it was last marked played.
+    mark: Vec<u32>,
+    stamp: u32,
+    /// GRAVE, per role: the reference node (the closest on the path, itself included, with
+    /// `grave_ref` visits where the role has a choice; `NONE` when none has: the node's own
+    /// statistics are read then).
+    refs: Vec<u32>,
+    /// GRAVE, per id: its index in its role's reference node's moves, valid where
+    /// `pos_stamp` equals the stamp in `pos_of` (per role: node indexed, stamp).
+    pos: Vec<u32>,
+    pos_stamp: Vec<u32>,
+    pos_of: Vec<(u32, u32)>,
+    pos_stamp_now: u32,
+}
+
+impl<Mv> AmafState<Mv> {
+    fn new() -> Self {
+        AmafState { ids: FxHashMap::default(), seq: Vec::new(), mark: Vec::new(), stamp: 0, refs: Vec::new(), pos: Vec::new(), pos_stamp: Vec::new(), pos_of: Vec::new(), pos_stamp_now: 0 }
+    }
 }
 
 impl<M: StateMachine> Mcts<M> {
@@ -103,6 +211,7 @@ impl<M: StateMachine> Mcts<M> {
             scratch: None,
             play: None,
             bufs: None,
+            amaf: AmafState::new(),
         }
     }
 
@@ -166,7 +275,28 @@ impl<M: StateMachine> Mcts<M> {
             joints = joints.saturating_mul(k.max(1));
         }
         let len = moves.len();
+        let (gid, an, aw) = if self.cfg.amaf == Amaf::Off {
+            (Box::default(), Box::default(), Box::default())
+        } else {
+            let mut gid = Vec::with_capacity(len);
+            for r in 0..roles {
+                for &mv in &moves[offs[r] as usize..offs[r + 1] as usize] {
+                    let next = self.amaf.ids.len() as u32;
+                    let id = *self.amaf.ids.entry((r as u32, mv)).or_insert(next);
+                    if id == next {
+                        self.amaf.mark.push(0);
+                        self.amaf.pos.push(0);
+                        self.amaf.pos_stamp.push(0);
+                    }
+                    gid.push(id);
+                }
+            }
+            (gid.into_boxed_slice(), vec![0; len].into_boxed_slice(), vec![0.0; len].into_boxed_slice())
+        };
         Node {
+            gid,
+            an,
+            aw,
             state,
             solved,
             values,
@@ -267,15 +397,26 @@ impl<M: StateMachine> Mcts<M> {
 
     /// Picks each role's move at `node` by UCB on its own statistics; writes the indices to
     /// `path_moves`, the moves to `joint`; returns the joint code.
+    /// With GRAVE, each role's AMAF statistics are read at its reference node.
     fn select_joint(&mut self, ni: usize) -> u64 {
         let c = self.cfg.exploration;
-        let node = &self.nodes[ni];
-        let ln = ((node.visits.max(1)) as f64).ln();
+        let (amaf, bias) = (self.cfg.amaf, self.cfg.rave_bias);
+        let ln = ((self.nodes[ni].visits.max(1)) as f64).ln();
         self.joint.clear();
         let mut code = 0u64;
         let mut radix = 1u64;
         for r in 0..self.roles {
-            let (lo, k) = (node.offs[r] as usize, node.count(r));
+            let (lo, k) = (self.nodes[ni].offs[r] as usize, self.nodes[ni].count(r));
+            let refn = match self.amaf.refs.get(r) {
+                Some(&g) if amaf == Amaf::Grave && g != NONE => g as usize,
+                _ => ni,
+            };
+            let foreign = refn != ni;
+            if foreign && self.amaf.pos_of[r].0 != refn as u32 {
+                self.index_reference(refn, r);
+            }
+            let node = &self.nodes[ni];
+            let src = &self.nodes[refn];
             let idx = if k == 1 {
                 0
             } else {
@@ -285,7 +426,26 @@ impl<M: StateMachine> Mcts<M> {
                 for j in 0..k {
                     let m = (start + j) % k;
                     let n = node.n[lo + m];
-                    let v = if n == 0 { f64::INFINITY } else { node.w[lo + m] / n as f64 + c * (ln / n as f64).sqrt() };
+                    let v = if amaf == Amaf::Off {
+                        if n == 0 {
+                            f64::INFINITY
+                        } else {
+                            node.w[lo + m] / n as f64 + c * (ln / n as f64).sqrt()
+                        }
+                    } else {
+                        let (an, aw) = if foreign {
+                            let g = node.gid[lo + m] as usize;
+                            if self.amaf.pos_stamp[g] == self.amaf.pos_of[r].1 {
+                                let i = self.amaf.pos[g] as usize;
+                                (src.an[i], src.aw[i])
+                            } else {
+                                (0, 0.0)
+                            }
+                        } else {
+                            (node.an[lo + m], node.aw[lo + m])
+                        };
+                        rave_value(n, node.w[lo + m], an, aw, bias, c, ln)
+                    };
                     if v > best_v {
                         best_v = v;
                         best = m;
@@ -304,6 +464,81 @@ impl<M: StateMachine> Mcts<M> {
         code
     }
 
+    /// GRAVE: indexes `role`'s moves at `refn` by id, for [`Mcts::select_joint`].
+    fn index_reference(&mut self, refn: usize, role: usize) {
+        let a = &mut self.amaf;
+        a.pos_stamp_now = a.pos_stamp_now.wrapping_add(1);
+        if a.pos_stamp_now == 0 {
+            a.pos_stamp.fill(0);
+            a.pos_of.iter_mut().for_each(|p| *p = (NONE, 0));
+            a.pos_stamp_now = 1;
+        }
+        let node = &self.nodes[refn];
+        for i in node.offs[role] as usize..node.offs[role + 1] as usize {
+            let g = node.gid[i] as usize;
+            a.pos[g] = i as u32;
+            a.pos_stamp[g] = a.pos_stamp_now;
+        }
+        a.pos_of[role] = (refn as u32, a.pos_stamp_now);
+    }
+
+    /// The AMAF update of one iteration: every node on the path, and the node added, counts
+    /// each role's moves played at or below it (once each) with that role's reward. With
+    /// killer-RAVE only the last `killer_window` joint moves count, and only when the
+    /// iteration ended in a terminal state with unequal rewards. `ended`: it did end so.
+    fn amaf_update(&mut self, leaf: u32, ended: bool) {
+        let roles = self.roles;
+        let depth = self.path.len();
+        let plies = self.amaf.seq.len() / roles.max(1);
+        let total = depth + plies;
+        let from = if self.cfg.amaf == Amaf::Killer {
+            let decisive = ended && self.rewards.iter().any(|&v| v != self.rewards[0]);
+            if !decisive {
+                return;
+            }
+            total.saturating_sub(self.cfg.killer_window as usize)
+        } else {
+            0
+        };
+        let a = &mut self.amaf;
+        a.stamp = a.stamp.wrapping_add(1);
+        if a.stamp == 0 {
+            a.mark.fill(0);
+            a.stamp = 1;
+        }
+        let stamp = a.stamp;
+        for p in from.max(depth)..total {
+            for &g in &a.seq[(p - depth) * roles..(p - depth + 1) * roles] {
+                if g != NONE {
+                    a.mark[g as usize] = stamp;
+                }
+            }
+        }
+        let update = |node: &mut Node<M::State, M::Move>, mark: &[u32], rewards: &[f64]| {
+            for r in 0..roles {
+                for i in node.offs[r] as usize..node.offs[r + 1] as usize {
+                    if mark[node.gid[i] as usize] == stamp {
+                        node.an[i] += 1;
+                        node.aw[i] += rewards[r];
+                    }
+                }
+            }
+        };
+        if leaf != NONE && !self.nodes[leaf as usize].solved {
+            update(&mut self.nodes[leaf as usize], &a.mark, &self.rewards);
+        }
+        for d in (0..depth).rev() {
+            let node = &mut self.nodes[self.path[d] as usize];
+            if d >= from {
+                for r in 0..roles {
+                    let g = node.gid[node.offs[r] as usize + self.path_moves[d * roles + r] as usize];
+                    a.mark[g as usize] = stamp;
+                }
+            }
+            update(node, &a.mark, &self.rewards);
+        }
+    }
+
     /// One iteration: select, expand one node, playout, back up.
     fn iterate(&mut self, machine: &mut M) {
         if self.nodes.len() >= self.cfg.node_budget {
@@ -311,6 +546,16 @@ impl<M: StateMachine> Mcts<M> {
         }
         self.path.clear();
         self.path_moves.clear();
+        self.amaf.seq.clear();
+        let grave = self.cfg.amaf == Amaf::Grave;
+        if grave {
+            let a = &mut self.amaf;
+            a.refs.clear();
+            a.refs.resize(self.roles, NONE);
+            a.pos_of.clear();
+            a.pos_of.resize(self.roles, (NONE, 0));
+        }
+        let mut ended = true;
         let mut cur = self.root as usize;
         let mut leaf = NONE;
         loop {
@@ -319,6 +564,13 @@ impl<M: StateMachine> Mcts<M> {
                 self.rewards.extend_from_slice(&self.nodes[cur].values);
                 leaf = cur as u32;
                 break;
+            }
+            if grave && self.nodes[cur].visits >= self.cfg.grave_ref {
+                for r in 0..self.roles {
+                    if self.nodes[cur].count(r) > 1 {
+                        self.amaf.refs[r] = cur as u32;
+                    }
+                }
             }
             let code = self.select_joint(cur);
             self.path.push(cur as u32);
@@ -341,9 +593,12 @@ impl<M: StateMachine> Mcts<M> {
                     break;
                 }
             }
-            self.playout(machine, &scratch);
+            ended = self.playout(machine, &scratch);
             self.scratch = Some(scratch);
             break;
+        }
+        if self.cfg.amaf != Amaf::Off {
+            self.amaf_update(leaf, ended);
         }
         // Back up.
         if leaf != NONE {
@@ -463,11 +718,23 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
-    fn playout(&mut self, machine: &mut M, from: &M::State) {
+    /// A random playout from `from`; its rewards go to `rewards`, its moves (with AMAF on) to
+    /// the AMAF sequence. Whether it reached a terminal state.
+    fn playout(&mut self, machine: &mut M, from: &M::State) -> bool {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
-        machine.playout(&mut play, &mut self.rng, self.cfg.max_playout_depth, &mut bufs);
+        let depth = self.cfg.max_playout_depth;
+        let result = if self.cfg.amaf == Amaf::Off {
+            machine.playout(&mut play, &mut self.rng, depth, &mut bufs)
+        } else {
+            let (ids, seq) = (&self.amaf.ids, &mut self.amaf.seq);
+            machine.playout_seen(&mut play, &mut self.rng, depth, &mut bufs, |joint| {
+                for (r, mv) in joint.iter().enumerate() {
+                    seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
+                }
+            })
+        };
         self.rewards.clear();
         for r in 0..self.roles {
             let v = reward(machine, &play, r);
@@ -475,6 +742,7 @@ impl<M: StateMachine> Mcts<M> {
         }
         self.play = Some(play);
         self.bufs = Some(bufs);
+        result.terminal
     }
 
     /// The move for `role` at the root: a proven win, else the most visited move that is
@@ -544,6 +812,7 @@ where
             self.roles = machine.roles().len();
             self.nodes.clear();
             self.root = NONE;
+            self.amaf = AmafState::new();
         }
         if role >= self.roles {
             return None;
@@ -558,7 +827,7 @@ where
         // the other roles' turns).
         let single = root.count(role) == 1;
         if !single {
-            while !self.nodes[self.root as usize].solved && !limit.over() {
+            while !self.nodes[self.root as usize].solved && !limit.over() && !limit.spent(iterations) {
                 self.iterate(machine);
                 iterations += 1;
             }
@@ -566,7 +835,7 @@ where
             // Spend a little of the time anyway, so the tree is ready for later turns.
             let now = std::time::Instant::now();
             let half = Limit { deadline: now + limit.deadline.saturating_duration_since(now) / 2, ..limit };
-            while !self.nodes[self.root as usize].solved && !half.over() {
+            while !self.nodes[self.root as usize].solved && !half.over() && !half.spent(iterations) {
                 self.iterate(machine);
                 iterations += 1;
             }
@@ -644,3 +913,7 @@ where
         }
     }
 }
+
+#[cfg(test)]
+#[path = "amaf_tests.rs"]
+mod amaf_tests;

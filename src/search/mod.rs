@@ -21,17 +21,30 @@ use std::time::Instant;
 pub struct Limit<'a> {
     pub deadline: Instant,
     pub cancel: Option<&'a AtomicBool>,
+    /// Most iterations (MCTS) or playouts (flat Monte Carlo) to run, for searches measured by
+    /// their budget rather than a clock (the trap-avoidance suite; deterministic tests).
+    pub iterations: Option<u64>,
 }
 
 impl<'a> Limit<'a> {
     /// Searches until `deadline`, not cancellable.
     pub fn until(deadline: Instant) -> Limit<'static> {
-        Limit { deadline, cancel: None }
+        Limit { deadline, cancel: None, iterations: None }
     }
 
     /// Searches until `deadline` or until `cancel` is raised.
     pub fn cancellable(deadline: Instant, cancel: &'a AtomicBool) -> Limit<'a> {
-        Limit { deadline, cancel: Some(cancel) }
+        Limit { deadline, cancel: Some(cancel), iterations: None }
+    }
+
+    /// At most `n` iterations, with no deadline to speak of (a day).
+    pub fn iterations(n: u64) -> Limit<'static> {
+        Limit { deadline: Instant::now() + std::time::Duration::from_secs(86_400), cancel: None, iterations: Some(n) }
+    }
+
+    /// Whether `done` iterations use up the iteration budget.
+    pub fn spent(&self, done: u64) -> bool {
+        self.iterations.is_some_and(|n| done >= n)
     }
 
     pub fn cancelled(&self) -> bool {
@@ -162,7 +175,7 @@ impl<M: StateMachine> Search<M> for FlatMc {
         let mut s = state.clone();
         let mut iterations = 0u64;
         let mut i = 0;
-        while !limit.over() {
+        while !limit.over() && !limit.spent(iterations) {
             joint.clear();
             for (r, o) in others.iter().enumerate() {
                 joint.push(if r == role { mine[i] } else { o[self.rng.gen_range(0..o.len())] });
