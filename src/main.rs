@@ -7,6 +7,7 @@ mod traps_cmd;
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::agent::duel::duel;
+use factotum::agent::trap_log::TrapLog;
 use factotum::agent::AgentConfig;
 use factotum::bench::{bench_batch, bench_playouts};
 use factotum::conform::{conform_dir, conform_trace, EngineBuilder, InterpBuilder, PropnetBuilder, TraceResult};
@@ -156,7 +157,10 @@ enum Cmd {
         #[arg(long, default_value_t = 2_000_000)]
         budget: u64,
         #[arg(long)]
-        json: bool,
+        json: bool,        /// Summarise a trap log (`serve --trap-log`, `matches/ID.traps.jsonl`) instead: per
+        /// game, traps found, avoided, and how found.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["game", "chess", "moves", "record", "step"])]
+        log: Option<PathBuf>,
     },
     /// Two positions compared by every similarity measure, and their moves matched
     /// (structural similarity's assignment; the most frequent pairs over two plies).
@@ -239,6 +243,10 @@ enum Cmd {
         /// before it is dropped as abandoned (its slot freed).
         #[arg(long, default_value_t = 60.0)]
         match_expiry: f64,
+        /// Append every trap the searches detect to FILE, one JSON object per line
+        /// (summarise it with `factotum traps --log FILE`).
+        #[arg(long, value_name = "FILE")]
+        trap_log: Option<PathBuf>,
     },
     /// Agent A against agent B on one game for a number of matches (no HTTP), alternating
     /// roles; prints scores, late replies and errors.
@@ -438,13 +446,15 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Serve { port, host, agent, max_matches, max_connections, match_expiry } => {
+        Cmd::Serve { port, host, agent, max_matches, max_connections, match_expiry, trap_log } => {
             let agent = AgentConfig::load(&agent).map_err(anyhow::Error::msg)?;
             if !(match_expiry.is_finite() && match_expiry >= 0.0) {
                 anyhow::bail!("--match-expiry must be a finite number of seconds >= 0, not {match_expiry}");
             }
             let match_expiry = Duration::from_secs_f64(match_expiry);
-            let cfg = ServerConfig { agent, max_matches, max_connections, match_expiry, ..ServerConfig::default() };
+            let trap_log = trap_log.map(|p| TrapLog::open(&p)).transpose().map_err(anyhow::Error::msg)?;
+            let cfg =
+                ServerConfig { agent, max_matches, max_connections, match_expiry, trap_log, ..ServerConfig::default() };
             protocol::serve(&format!("{host}:{port}"), cfg, |addr| {
                 println!("factotum listening on {addr}: register http://HOST:{} with the game manager", addr.port());
             })?;
@@ -492,7 +502,8 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s, allow_player_errors)
         }
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
-        Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json } => {
+        Cmd::Traps { log: Some(log), json, .. } => traps_cmd::summarise_log(&log, json),
+        Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json, log: None } => {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
         }

@@ -533,3 +533,32 @@ fn similar_in<M: StateMachine>(m: &mut M, sa: M::State, sb: M::State, o: &Simila
     println!("{equally_decisive} of the top {} pairs are equally decisive (both end the game or neither)", top.len());
     Ok(ExitCode::SUCCESS)
 }
+
+/// `factotum traps --log FILE`: a trap log summed up per game.
+pub fn summarise_log(path: &Path, json: bool) -> Result<ExitCode> {
+    let s = factotum::agent::trap_log::summarise(path).map_err(|e| anyhow!(e))?;
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        println!("| game | matches | traps found | avoided | depth (joint moves after the trap) | found by |");
+        println!("|---|---|---|---|---|---|");
+        for (game, g) in &s.games {
+            let by: Vec<String> = g.by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            println!(
+                "| {game} | {} | {} | {} | {}-{} | {} |",
+                g.matches,
+                g.found,
+                g.avoided,
+                g.depth_min,
+                g.depth_max,
+                by.join(", ")
+            );
+        }
+        let (found, avoided): (u64, u64) = s.games.values().fold((0, 0), |a, g| (a.0 + g.found, a.1 + g.avoided));
+        println!("total: {found} traps found, {avoided} avoided, in {} games", s.games.len());
+    }
+    if !s.bad_lines.is_empty() {
+        eprintln!("{}: {} lines are not trap events: {:?}", path.display(), s.bad_lines.len(), s.bad_lines);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -5,6 +5,7 @@
 //! reading a config file.
 
 pub mod duel;
+pub mod trap_log;
 
 use crate::gdl::Game;
 use crate::interp::Interpreter;
@@ -72,6 +73,8 @@ pub struct AgentConfig {
     pub grave_ref: u32,
     /// Killer-RAVE: joint moves before the end of a decisive playout whose moves count.
     pub killer_window: u32,
+    /// MCTS-Solver (proven values backed up; traps detected and logged). Off: plain UCT.
+    pub solver: bool,
 }
 
 impl Default for AgentConfig {
@@ -93,6 +96,7 @@ impl Default for AgentConfig {
             rave_bias: MctsConfig::default().rave_bias,
             grave_ref: MctsConfig::default().grave_ref,
             killer_window: MctsConfig::default().killer_window,
+            solver: true,
         }
     }
 }
@@ -133,6 +137,7 @@ impl AgentConfig {
             rave_bias: self.rave_bias,
             grave_ref: self.grave_ref,
             killer_window: self.killer_window,
+            solver: self.solver,
         }
     }
 
@@ -204,6 +209,9 @@ pub trait Player: Send {
     }
     /// Every role's goal in the current state.
     fn goals(&mut self) -> Vec<Option<u32>>;
+    /// The traps the searches since the last call detected in the current state, as log
+    /// events of match `match_id` in `game` (each state and move once).
+    fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent>;
 }
 
 struct GamePlayer<M: StateMachine> {
@@ -299,6 +307,34 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
     }
     fn goals(&mut self) -> Vec<Option<u32>> {
         (0..self.machine.roles().len()).map(|r| self.machine.goal(&self.state, r)).collect()
+    }
+    fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent> {
+        let found = self.search.take_traps();
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let state = self.machine.state_facts(&self.state);
+        let state_hash = trap_log::state_hash(&state);
+        let m = &self.machine;
+        found
+            .into_iter()
+            .map(|t| trap_log::TrapEvent {
+                match_id: match_id.to_string(),
+                game: game.to_string(),
+                step: self.step,
+                role: m.roles()[t.role].clone(),
+                state: state.clone(),
+                state_hash: state_hash.clone(),
+                trap_move: m.move_text(t.mv),
+                refutation: t.line.iter().map(|j| j.iter().map(|&mv| m.move_text(mv)).collect()).collect(),
+                depth: t.line.len().saturating_sub(1),
+                found_by: t.how.to_string(),
+                value: t.value,
+                chosen: m.move_text(t.chosen),
+                avoided: t.chosen != t.mv,
+                time_ms: trap_log::now_ms(),
+            })
+            .collect()
     }
 }
 
@@ -541,6 +577,9 @@ impl Player for Upgrading {
     }
     fn goals(&mut self) -> Vec<Option<u32>> {
         self.current.goals()
+    }
+    fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent> {
+        self.current.take_traps(match_id, game)
     }
 }
 

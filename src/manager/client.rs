@@ -3,7 +3,9 @@
 //! on its own thread behind a [`Seat`], so that all roles are asked at once and a late reply
 //! is simply not waited for: the manager's clock is the only clock.
 
+use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
+use std::path::PathBuf;
 use crate::gdl::Game;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -94,11 +96,52 @@ pub struct InProcess {
     seed: u64,
     player: Option<Box<dyn Player>>,
     play_clock: Duration,
+    /// Where its traps go (opened at the first), and the game named in the events.
+    traps: Option<(PathBuf, String)>,
+    trap_log: Option<TrapLog>,
+    match_id: String,
 }
 
 impl InProcess {
     pub fn new(cfg: AgentConfig, seed: u64) -> InProcess {
-        InProcess { cfg, seed, player: None, play_clock: Duration::from_secs(1) }
+        InProcess {
+            cfg,
+            seed,
+            player: None,
+            play_clock: Duration::from_secs(1),
+            traps: None,
+            trap_log: None,
+            match_id: String::new(),
+        }
+    }
+
+    /// Appends the traps its searches detect to `path` (created at the first one), naming
+    /// `game` in each.
+    pub fn log_traps(&mut self, path: PathBuf, game: &str) {
+        self.traps = Some((path, game.to_string()));
+    }
+
+    fn write_traps(&mut self) {
+        let Some(p) = self.player.as_mut() else { return };
+        let game = self.traps.as_ref().map(|t| t.1.as_str()).unwrap_or("");
+        let events = p.take_traps(&self.match_id, game);
+        if events.is_empty() {
+            return;
+        }
+        if self.trap_log.is_none() {
+            if let Some((path, _)) = &self.traps {
+                match TrapLog::open(path) {
+                    Ok(log) => self.trap_log = Some(log),
+                    Err(e) => tracing::warn!(error = %e, "cannot open the trap log"),
+                }
+            }
+        }
+        for e in &events {
+            match &self.trap_log {
+                Some(log) => log.write(e),
+                None => trap_log::info_line(e),
+            }
+        }
     }
 }
 
@@ -109,7 +152,8 @@ impl PlayerClient for InProcess {
     fn handle(&mut self, req: &Request, _deadline: Instant) -> Result<String, Failure> {
         let receipt = Instant::now();
         match req {
-            Request::Start { role, game, start_clock, play_clock, .. } => {
+            Request::Start { id, role, game, start_clock, play_clock, .. } => {
+                self.match_id = id.clone();
                 self.play_clock = Duration::from_secs(*play_clock as u64);
                 let (build, _) = deadlines(receipt, Duration::from_secs(*start_clock as u64), self.cfg.margin());
                 match new_player(game, role, &self.cfg, self.seed, build) {
@@ -128,7 +172,10 @@ impl PlayerClient for InProcess {
                     }
                 }
                 let (search, _) = deadlines(receipt, self.play_clock, self.cfg.margin());
-                match p.select(search) {
+                let chosen = p.select(search);
+                self.write_traps();
+                let p = self.player.as_mut().ok_or_else(|| Failure::Connection("no engine".into()))?;
+                match chosen {
                     Ok(s) => Ok(s.text),
                     Err(e) => {
                         tracing::error!(error = %e, "in-process player chose no move; sending its first legal");

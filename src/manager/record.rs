@@ -52,6 +52,15 @@ pub struct MatchRecord {
     pub factotum: Extras,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The trap log beside the record of match `id` in `dir`: `<dir>/<id>.traps.jsonl`.
+pub fn traps_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.traps.jsonl"))
+}
+
 fn no_preview() -> i64 {
     -1
 }
@@ -78,6 +87,10 @@ pub struct Extras {
     /// resumed tournament plays it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Traps the in-process agents' searches detected, logged in `<id>.traps.jsonl` beside
+    /// the record (see `agent::trap_log`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub traps: u64,
 }
 
 impl MatchRecord {
@@ -152,5 +165,5 @@ pub fn fnv1a(bytes: &[u8]) -> String {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    crate::agent::trap_log::now_ms()
 }

@@ -42,7 +42,8 @@ pub struct MatchSpec {
     pub play_clock: u32,
     pub seed: u64,
     pub tournament: Option<String>,
-    /// Where the record is written (`<dir>/<id>.json`); `None`: not written.
+    /// The folder the record is written to (`<dir>/<id>.json`, and the in-process agents'
+    /// trap log `<dir>/<id>.traps.jsonl`); `None`: not written.
     pub out: Option<PathBuf>,
 }
 
@@ -63,9 +64,16 @@ pub fn match_seed(seed: u64, id: &str) -> u64 {
     h
 }
 
-fn client(spec: &PlayerSpec, seed: u64) -> Result<Box<dyn PlayerClient>, String> {
+/// A client for `spec`; in-process agents log their traps to `traps`.
+fn client(spec: &PlayerSpec, seed: u64, traps: Option<PathBuf>, game: &str) -> Result<Box<dyn PlayerClient>, String> {
     Ok(match spec {
-        PlayerSpec::Agent { cfg, .. } => Box::new(InProcess::new(cfg.clone(), seed)),
+        PlayerSpec::Agent { cfg, .. } => {
+            let mut c = InProcess::new(cfg.clone(), seed);
+            if let Some(path) = traps {
+                c.log_traps(path, game);
+            }
+            Box::new(c)
+        }
         PlayerSpec::Remote { url, .. } => Box::new(HttpPlayer::new(url)?),
     })
 }
@@ -161,6 +169,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
             seed: spec.seed,
             abort_reason: None,
             interrupted: false,
+            traps: 0,
         },
     };
     let out = spec.out.as_deref();
@@ -170,7 +179,8 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
 
     let mut seats = Vec::with_capacity(roles.len());
     for (r, p) in spec.players.iter().enumerate() {
-        let c = client(p, spec.seed ^ (r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d))?;
+        let traps = out.map(|dir| record::traps_path(dir, &spec.id));
+        let c = client(p, spec.seed ^ (r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d), traps, &spec.game_path)?;
         seats.push(Seat::new(c, tracing::info_span!("player", role = %roles[r], name = %p.label())));
     }
 
@@ -268,6 +278,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     }
     rec.goal_values = (0..roles.len()).map(|r| m.goal(&state, r).unwrap_or(0)).collect();
     rec.is_completed = true;
+    count_traps(&mut rec, out);
     save(&rec, out);
     tracing::info!(goals = ?rec.goal_values, "match over");
     // STOP: replies are not needed; wait at most the play clock + 1 s for courtesy.
@@ -281,6 +292,13 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     Ok(rec)
 }
 
+/// Counts the in-process agents' trap log into the record.
+fn count_traps(rec: &mut MatchRecord, out: Option<&Path>) {
+    if let Some(out) = out {
+        rec.factotum.traps = crate::agent::trap_log::count(&record::traps_path(out, &rec.match_id));
+    }
+}
+
 /// The manager was interrupted: the step under way is not recorded; the match is aborted.
 fn interrupted(mut rec: MatchRecord, seats: &mut [Seat], out: Option<&Path>) -> MatchRecord {
     rec.factotum.interrupted = true;
@@ -291,6 +309,7 @@ fn abort(mut rec: MatchRecord, seats: &mut [Seat], out: Option<&Path>, why: Stri
     tracing::error!(reason = %why, "match aborted");
     rec.is_aborted = true;
     rec.factotum.abort_reason = Some(why);
+    count_traps(&mut rec, out);
     save(&rec, out);
     // A player still busy with its last request gets the ABORT once that one is over.
     let busy = seats.iter().map(|s| s.due).max().unwrap_or_else(Instant::now).max(Instant::now());

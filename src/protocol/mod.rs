@@ -21,6 +21,7 @@
 
 pub mod message;
 
+use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
 use crate::gdl::Game;
 use crate::search::Limit;
@@ -60,6 +61,8 @@ pub struct ServerConfig {
     /// A match that gets no message for its start clock + play clock + this is dropped
     /// (its game manager is gone without STOP or ABORT), freeing its slot.
     pub match_expiry: Duration,
+    /// Where the traps the searches detect are logged (JSON Lines), if anywhere.
+    pub trap_log: Option<TrapLog>,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +75,7 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(30),
             max_connections: 256,
             match_expiry: Duration::from_secs(60),
+            trap_log: None,
         }
     }
 }
@@ -79,6 +83,18 @@ impl Default for ServerConfig {
 struct Slot {
     player: Option<Box<dyn Player>>,
     span: tracing::Span,
+    /// The game as the trap log names it: `rules:` and a hash of the rules as received.
+    game: String,
+}
+
+/// Writes the traps `p`'s searches detected to `log` (and takes them either way).
+fn log_traps(p: &mut dyn Player, log: Option<&TrapLog>, id: &str, game: &str) {
+    let events = p.take_traps(id, game);
+    if let Some(log) = log {
+        for e in &events {
+            log.write(e);
+        }
+    }
 }
 
 struct Entry {
@@ -231,7 +247,8 @@ impl Server {
         receipt: Instant,
     ) -> String {
         let span = tracing::info_span!("match", id = %id, role = %role);
-        let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone() }));
+        let game_label = format!("rules:{}", &trap_log::state_hash(std::slice::from_ref(&rules))[..8]);
+        let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone(), game: game_label.clone() }));
         let fallback = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         // Hold the slot until the engine is built, so plays wait for it.
@@ -273,6 +290,7 @@ impl Server {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let stats = self.ponder.clone();
         let sp_id = id.clone();
+        let traps = self.cfg.trap_log.clone();
         tokio::task::spawn_blocking(move || {
             let _e = sp.enter();
             let mut guard = guard;
@@ -299,8 +317,10 @@ impl Server {
                         }
                     }
                     let _ = tx.send(Ok(()));
+                    log_traps(p.as_mut(), traps.as_ref(), &sp_id, &game_label);
                     if cfg.pondering() {
                         ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                        log_traps(p.as_mut(), traps.as_ref(), &sp_id, &game_label);
                     }
                     guard.player = Some(p);
                 }
@@ -335,9 +355,12 @@ impl Server {
         let pondering = self.cfg.agent.pondering();
         let stats = self.ponder.clone();
         let fb = fallback.clone();
+        let traps = self.cfg.trap_log.clone();
+        let match_id = id.clone();
         let work = async move {
             let mut guard = slot.lock_owned().await;
             let span = guard.span.clone();
+            let game = guard.game.clone();
             let (tx, rx) = tokio::sync::oneshot::channel::<Result<String, String>>();
             tokio::task::spawn_blocking(move || {
                 let _e = span.enter();
@@ -362,6 +385,7 @@ impl Server {
                         tracing::info!(chosen = %only, "move (forced: answered at once)");
                         let _ = tx.send(Ok(only));
                         ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                        log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
                         return;
                     }
                 }
@@ -371,8 +395,10 @@ impl Server {
                 }
                 let ok = chosen.is_ok();
                 let _ = tx.send(chosen.map(|s| s.text));
+                log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
                 if ok && pondering {
                     ponder(p.as_mut(), ponder_until, &cancel, &stats);
+                    log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
                 }
             });
             rx.await.map_err(|_| "search task failed (no reply)".to_string())?

@@ -22,7 +22,7 @@
 //! games. Moves get dense ids when a node first holds them, so the updates mark and test
 //! ids in reused arrays: no allocation per iteration.
 
-use super::{reward, Choice, Limit, Search};
+use super::{reward, Choice, Limit, Search, TrapFound};
 use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -67,6 +67,9 @@ pub struct MctsConfig {
     pub grave_ref: u32,
     /// Killer-RAVE: joint moves before the end of a decisive iteration that count.
     pub killer_window: u32,
+    /// MCTS-Solver: proven values backed up the tree (and the traps they reveal). Off, the
+    /// search is plain UCT: only terminal states are exact.
+    pub solver: bool,
 }
 
 impl Default for MctsConfig {
@@ -80,6 +83,7 @@ impl Default for MctsConfig {
             rave_bias: 1e-3,
             grave_ref: 50,
             killer_window: 2,
+            solver: true,
         }
     }
 }
@@ -164,6 +168,10 @@ pub struct Mcts<M: StateMachine> {
     play: Option<M::State>,
     bufs: Option<PlayoutBuffers<M>>,
     amaf: AmafState<M::Move>,
+    /// Traps found and not yet taken, and the (state hash, move) of every trap reported, so
+    /// that pondering on a state reports its traps once.
+    traps: Vec<TrapFound<M::Move>>,
+    reported: rustc_hash::FxHashSet<(u64, M::Move)>,
 }
 
 /// What the AMAF family needs besides the nodes: dense move ids, and reused marks.
@@ -212,6 +220,8 @@ impl<M: StateMachine> Mcts<M> {
             play: None,
             bufs: None,
             amaf: AmafState::new(),
+            traps: Vec::new(),
+            reported: Default::default(),
         }
     }
 
@@ -615,7 +625,7 @@ impl<M: StateMachine> Mcts<M> {
                 node.n[i] += 1;
                 node.w[i] += self.rewards[r];
             }
-            if child_solved {
+            if child_solved && self.cfg.solver {
                 child_solved = self.try_solve(ni);
             }
         }
@@ -745,21 +755,22 @@ impl<M: StateMachine> Mcts<M> {
         result.terminal
     }
 
-    /// The move for `role` at the root: a proven win, else the most visited move that is
-    /// not a proven loss (ties by mean), else the best proven value.
-    fn best(&self, role: usize) -> Option<(usize, f64, bool)> {
-        let node = &self.nodes[self.root as usize];
+    /// The radix of `role`'s move index in the joint codes of node `ni`.
+    fn radix(&self, ni: usize, role: usize) -> u64 {
+        let node = &self.nodes[ni];
+        (0..role).fold(1u64, |acc, r| acc.saturating_mul(node.count(r).max(1) as u64))
+    }
+
+    /// Per move of `role` at node `ni`: its proven value, when every joint child under it is
+    /// proven (the worst of them for `role`: exact when `role` alone chooses, a guaranteed
+    /// floor otherwise).
+    fn proven_moves(&self, ni: usize, role: usize) -> Vec<Option<f64>> {
+        let node = &self.nodes[ni];
         let k = node.count(role);
         if k == 0 {
-            return None;
+            return Vec::new();
         }
-        let lo = node.offs[role] as usize;
-        // A move is proven when every joint child under it is: its value is then the worst
-        // of them for `role` (exact when `role` alone chooses, a guaranteed floor otherwise).
-        let mut radix = 1u64;
-        for r in 0..role {
-            radix = radix.saturating_mul(node.count(r).max(1) as u64);
-        }
+        let radix = self.radix(ni, role);
         let per_move = node.joints / k as u64;
         let mut solved = vec![0u64; k];
         let mut worst = vec![f64::INFINITY; k];
@@ -771,7 +782,77 @@ impl<M: StateMachine> Mcts<M> {
                 worst[idx] = worst[idx].min(child.values[role]);
             }
         }
-        let proven: Vec<Option<f64>> = (0..k).map(|i| (solved[i] == per_move).then_some(worst[i])).collect();
+        (0..k).map(|i| (solved[i] == per_move).then_some(worst[i])).collect()
+    }
+
+    /// The joint move of code `code` at node `ni`.
+    fn joint_of(&self, ni: usize, code: u64) -> Vec<M::Move> {
+        let node = &self.nodes[ni];
+        let mut rest = code;
+        (0..self.roles)
+            .map(|r| {
+                let k = node.count(r) as u64;
+                let i = rest % k.max(1);
+                rest /= k.max(1);
+                node.moves[node.offs[r] as usize + i as usize]
+            })
+            .collect()
+    }
+
+    /// Traps at the root for `role` (MCTS-Solver): moves proven to give `role` its lowest
+    /// reward (0) while some other move is not. Each with the proof's line: the joint child
+    /// worst for `role`, then at each proven node a child holding the node's proven values,
+    /// down to a terminal state. Reported once per (state, move).
+    fn find_traps(&mut self, role: usize, chosen: M::Move) {
+        let ri = self.root as usize;
+        let proven = self.proven_moves(ri, role);
+        let lost = |p: &Option<f64>| p.is_some_and(|v| v <= 0.0);
+        if !proven.iter().any(lost) || proven.iter().all(lost) {
+            return;
+        }
+        let hash = {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(&self.nodes[ri].state)
+        };
+        let (lo, k) = (self.nodes[ri].offs[role] as usize, self.nodes[ri].count(role));
+        let radix = self.radix(ri, role);
+        for i in (0..k).filter(|&i| lost(&proven[i])) {
+            let mv = self.nodes[ri].moves[lo + i];
+            if !self.reported.insert((hash, mv)) {
+                continue;
+            }
+            let under = self.nodes[ri].children.iter().filter(|&&(code, _)| (code / radix) as usize % k == i);
+            let Some(&(code, first)) = under.min_by(|a, b| {
+                self.nodes[a.1 as usize].values[role].total_cmp(&self.nodes[b.1 as usize].values[role])
+            }) else {
+                continue;
+            };
+            let mut line = vec![self.joint_of(ri, code)];
+            let mut cur = first as usize;
+            while !self.nodes[cur].moves.is_empty() && line.len() < 1000 {
+                let values = &self.nodes[cur].values;
+                let next = self.nodes[cur]
+                    .children
+                    .iter()
+                    .find(|&&(_, c)| self.nodes[c as usize].solved && self.nodes[c as usize].values == *values);
+                let Some(&(code, c)) = next else { break };
+                line.push(self.joint_of(cur, code));
+                cur = c as usize;
+            }
+            self.traps.push(TrapFound { role, mv, line, value: proven[i].unwrap_or(0.0), how: "solver", chosen });
+        }
+    }
+
+    /// The move for `role` at the root: a proven win, else the most visited move that is
+    /// not a proven loss (ties by mean), else the best proven value.
+    fn best(&self, role: usize) -> Option<(usize, f64, bool)> {
+        let node = &self.nodes[self.root as usize];
+        let k = node.count(role);
+        if k == 0 {
+            return None;
+        }
+        let lo = node.offs[role] as usize;
+        let proven = self.proven_moves(self.root as usize, role);
         if let Some(i) = (0..k).find(|&i| proven[i].is_some_and(|v| v >= 1.0)) {
             return Some((i, 1.0, true));
         }
@@ -843,7 +924,12 @@ where
         let (idx, value, proven) = self.best(role)?;
         let root = &self.nodes[self.root as usize];
         let mv = root.moves[root.offs[role] as usize + idx];
+        self.find_traps(role, mv);
         Some(Choice { mv, value: Some(value), iterations, proven })
+    }
+
+    fn take_traps(&mut self) -> Vec<TrapFound<M::Move>> {
+        std::mem::take(&mut self.traps)
     }
 }
 
@@ -911,6 +997,19 @@ where
             Some(&(mv, n, w)) if n > 0 => Some(Choice { mv, value: Some(w / n as f64), iterations, proven: false }),
             _ => Some(Choice { iterations, ..fallback }),
         }
+    }
+
+    /// The trees' traps, each move once (the trees search the same states).
+    fn take_traps(&mut self) -> Vec<TrapFound<M::Move>> {
+        let mut out: Vec<TrapFound<M::Move>> = Vec::new();
+        for tree in &mut self.trees {
+            for t in tree.take_traps() {
+                if !out.iter().any(|o| o.role == t.role && o.mv == t.mv) {
+                    out.push(t);
+                }
+            }
+        }
+        out
     }
 }
 

@@ -69,12 +69,35 @@ pub struct Choice<Mv> {
     pub proven: bool,
 }
 
+/// A trap the search found at the state it searched (see `crate::traps` for the definition):
+/// a move of `role` after which the other roles force its loss, while another move does not
+/// lose by force.
+#[derive(Clone, Debug)]
+pub struct TrapFound<Mv> {
+    pub role: usize,
+    pub mv: Mv,
+    /// The refutation: joint moves from the searched state, the trap's own first, to the
+    /// terminal state of the loss (the proof's line: the others' best, the role's defence).
+    pub line: Vec<Vec<Mv>>,
+    /// The role's proven value after the move, 0..=1.
+    pub value: f64,
+    /// How it was found: `"solver"` (MCTS-Solver proved the move lost).
+    pub how: &'static str,
+    /// The move the search chose.
+    pub chosen: Mv,
+}
+
 /// A move chooser. Implementations keep what they like between calls (MCTS keeps its tree).
 pub trait Search<M: StateMachine>: Send {
     fn name(&self) -> &'static str;
     /// Chooses a move for `role` in `state`, searching until `limit` is over. `None` when the
     /// role has no legal move (or the state is terminal).
     fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>>;
+    /// The traps found since the last call, each state and move once (searchers that prove
+    /// nothing find none).
+    fn take_traps(&mut self) -> Vec<TrapFound<M::Move>> {
+        Vec::new()
+    }
 }
 
 /// Goal of `role` in `state` scaled to 0..=1 (an undefined goal counts as 0).

@@ -636,3 +636,49 @@ fn an_interrupted_match_aborts_its_players_and_keeps_its_record() {
     // The play under way when the signal came is not recorded.
     assert_eq!(rec["moves"].as_array().unwrap().len(), 0, "{rec}");
 }
+
+/// The trap log of real matches: `factotum match` with an in-process agent writes
+/// `ID.traps.jsonl` beside the record and counts it in the record; `factotum serve` with a
+/// trap log (what `--trap-log FILE` sets) writes the same events over HTTP; `factotum traps
+/// --log` sums a log up.
+#[test]
+fn trap_logs_are_written_in_matches_and_summarised() {
+    use factotum::agent::trap_log::{TrapEvent, TrapLog};
+    let t = Temp::new("traps");
+    let white = t.agent("mcts.toml", "mcts", 0.6);
+    let black = t.agent("random.toml", "random", 0.6);
+    let out = t.0.join("out");
+    let game = "gdl/planted_trap.kif";
+    let rec = run_match(game, [white.as_str(), black.as_str()], (3, 1), &out, "it.traps");
+    check_record(&rec, game);
+    assert_ne!(rec["moves"][0][0], "grab", "{rec}");
+    let log = out.join("it.traps.traps.jsonl");
+    let logged = std::fs::read_to_string(&log).expect("the trap log beside the record");
+    let events: Vec<TrapEvent> = logged.lines().map(|l| serde_json::from_str(l).expect("an event")).collect();
+    assert_eq!(events.len(), 1, "{logged}");
+    let e = &events[0];
+    assert_eq!((e.match_id.as_str(), e.game.as_str(), e.role.as_str()), ("it.traps", game, "white"));
+    assert_eq!((e.trap_move.as_str(), e.depth, e.avoided), ("grab", 3, true));
+    assert_eq!(rec["factotum"]["traps"], 1, "{}", rec["factotum"]);
+
+    let o = factotum(&["traps", "--log", log.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains("| gdl/planted_trap.kif | 1 | 1 | 1 | 3-3 | solver 1 |"), "{summary}");
+    let o = factotum(&["traps", "--log", log.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["games"][game]["avoided"], 1, "{v}");
+
+    // Over HTTP.
+    let served = t.0.join("served.jsonl");
+    let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.6, ..AgentConfig::default() };
+    let cfg = ServerConfig { agent, trap_log: Some(TrapLog::open(&served).unwrap()), ..ServerConfig::default() };
+    let srv = spawn("127.0.0.1:0", cfg).expect("bind");
+    let url = format!("http://{}", srv.addr);
+    let rec = run_match(game, [url.as_str(), black.as_str()], (3, 1), &out, "it.traps.http");
+    assert_ne!(rec["moves"][0][0], "grab", "{rec}");
+    let logged = std::fs::read_to_string(&served).expect("the server's trap log");
+    let e: TrapEvent = serde_json::from_str(logged.lines().next().expect("an event")).expect("an event");
+    assert_eq!((e.match_id.as_str(), e.trap_move.as_str(), e.step), ("it.traps.http", "grab", 0));
+    assert!(e.game.starts_with("rules:"), "{}", e.game);
+}
