@@ -248,6 +248,33 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         trap_log: Option<PathBuf>,
     },
+    /// The trap-avoidance suite: trap positions (by the exact trap finder) taken from the
+    /// match records in DIR (real play), searched by each agent at each iteration budget;
+    /// prints the share of positions where the agent's move is not a trap.
+    Trapsuite {
+        /// A folder of match records (ggp-base format with factotum.gamePath).
+        dir: PathBuf,
+        /// Agent configurations (TOML) to compare.
+        #[arg(long = "agent", required = true)]
+        agents: Vec<PathBuf>,
+        /// Most positions per game (one per match at most).
+        #[arg(long, default_value_t = 10)]
+        per_game: usize,
+        /// Skip this many joint moves of each match before looking for a trap.
+        #[arg(long, default_value_t = 4)]
+        min_ply: usize,
+        /// Iteration budgets, comma separated.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        iterations: Vec<u64>,
+        /// Trap depth (plies after the trap move).
+        #[arg(long, default_value_t = 3)]
+        depth: u32,
+        /// States the trap finder searches per question before it gives up.
+        #[arg(long, default_value_t = 200_000)]
+        budget: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Agent A against agent B on one game for a number of matches (no HTTP), alternating
     /// roles; prints scores, late replies and errors.
     Duel {
@@ -506,6 +533,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json, log: None } => {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
+        }
+        Cmd::Trapsuite { dir, agents, per_game, min_ply, iterations, depth, budget, json } => {
+            traps_cmd::trapsuite(&dir, &traps_cmd::SuiteOpts { agents, per_game, min_ply, iterations, depth, budget, json })
         }
         Cmd::Similar { game, chess, a, b, role, top, json } => {
             traps_cmd::similar(game.as_deref(), chess, &a, &b, &traps_cmd::SimilarOpts { role, top, json })

@@ -562,3 +562,190 @@ pub fn summarise_log(path: &Path, json: bool) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Options of `factotum trapsuite`.
+pub struct SuiteOpts {
+    pub agents: Vec<PathBuf>,
+    pub per_game: usize,
+    pub min_ply: usize,
+    pub iterations: Vec<u64>,
+    pub depth: u32,
+    pub budget: u64,
+    pub json: bool,
+}
+
+/// A position of the suite: a state reached in a recorded match where one role chooses and
+/// has a trap, with its moves' verdicts.
+struct SuitePosition {
+    record: String,
+    step: usize,
+    role: usize,
+    traps: Vec<String>,
+    moves: usize,
+}
+
+/// `factotum trapsuite DIR`: trap positions taken from the match records in DIR (real play),
+/// at most `per_game` per game and one per match (the first state from `min_ply` on where the
+/// one role with a choice has a trap of `depth`, by the exact trap finder); then each agent
+/// searches each position for each iteration budget, and the share of positions where its
+/// move is not a trap is reported, with its iterations per second at the last budget (agents
+/// are measured one after another: a quiet machine is needed for the speeds to compare).
+pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
+    use factotum::agent::AgentConfig;
+    use factotum::search::Limit;
+    let agents: Vec<(String, AgentConfig)> = o
+        .agents
+        .iter()
+        .map(|p| {
+            let cfg = AgentConfig::load(p).map_err(|e| anyhow!(e))?;
+            let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            Ok((name, cfg))
+        })
+        .collect::<Result<_>>()?;
+    // Records grouped by game file.
+    let mut records: std::collections::BTreeMap<String, Vec<(PathBuf, Vec<Vec<String>>)>> = Default::default();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    for p in paths {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&p)?) else { continue };
+        let Some(game) = v.pointer("/factotum/gamePath").and_then(|g| g.as_str()) else { continue };
+        let Some(moves) = v.get("moves").and_then(|m| m.as_array()) else { continue };
+        let moves: Vec<Vec<String>> = moves
+            .iter()
+            .map(|j| j.as_array().map(|a| a.iter().filter_map(|m| m.as_str().map(String::from)).collect()).unwrap_or_default())
+            .collect();
+        records.entry(game.to_string()).or_default().push((p, moves));
+    }
+    if records.is_empty() {
+        bail!("{}: no match records with factotum.gamePath", dir.display());
+    }
+    let mut rows = Vec::new();
+    // (agent, budget) -> (avoided, positions) over all games.
+    let mut total = vec![vec![(0usize, 0usize); o.iterations.len()]; agents.len()];
+    for (game, recs) in &records {
+        let Engine::Propnet(mut m, lows) = load(Path::new(game))? else {
+            eprintln!("{game}: no propnet; skipped");
+            continue;
+        };
+        let mut positions: Vec<(SuitePosition, <PropnetMachine as StateMachine>::State)> = Vec::new();
+        for (path, moves) in recs {
+            if positions.len() >= o.per_game {
+                break;
+            }
+            let mut s = m.initial_state();
+            let mut legal = Vec::new();
+            for (step, joint) in moves.iter().enumerate() {
+                if step >= o.min_ply && !m.is_terminal(&s) {
+                    let choosers: Vec<usize> = (0..m.roles().len())
+                        .filter(|&r| {
+                            m.legal_moves(&s, r, &mut legal);
+                            legal.len() > 1
+                        })
+                        .collect();
+                    if let [r] = choosers[..] {
+                        let report = TrapSearch::new(&mut m, r, lows[r], o.budget).analyse(&s, o.depth);
+                        if report.trap_state {
+                            let traps = report.moves.iter().filter(|v| v.trap).map(|v| v.text.clone()).collect();
+                            let pos = SuitePosition {
+                                record: path.display().to_string(),
+                                step,
+                                role: r,
+                                traps,
+                                moves: report.moves.len(),
+                            };
+                            positions.push((pos, s.clone()));
+                            break;
+                        }
+                    }
+                }
+                let mut js = Vec::new();
+                for (r, text) in joint.iter().enumerate() {
+                    match find_move(&mut m, &s, r, text) {
+                        Some(mv) => js.push(mv),
+                        None => break,
+                    }
+                }
+                if js.len() != joint.len() || m.is_terminal(&s) {
+                    break;
+                }
+                let mut next = s.clone();
+                m.next_state(&s, &js, &mut next);
+                s = next;
+            }
+        }
+        let share: f64 = positions.iter().map(|(p, _)| p.traps.len() as f64 / p.moves.max(1) as f64).sum::<f64>()
+            / positions.len().max(1) as f64;
+        eprintln!(
+            "{game}: {} trap positions from {} records; a uniformly random move avoids the traps {:.0}% of the time",
+            positions.len(),
+            recs.len(),
+            100.0 * (1.0 - share)
+        );
+        for (a, (name, cfg)) in agents.iter().enumerate() {
+            for (b, &n) in o.iterations.iter().enumerate() {
+                let mut avoided = 0;
+                let (mut done, mut secs) = (0u64, 0.0f64);
+                for (i, (pos, s)) in positions.iter().enumerate() {
+                    let mut search = cfg.searcher::<PropnetMachine>(cfg.seed.wrapping_add(i as u64));
+                    let t0 = Instant::now();
+                    let Some(c) = search.select(&mut m, s, pos.role, Limit::iterations(n)) else { continue };
+                    secs += t0.elapsed().as_secs_f64();
+                    done += c.iterations;
+                    let text = m.move_text(c.mv);
+                    avoided += !pos.traps.iter().any(|t| factotum::machine::canonical_move_text(t) == factotum::machine::canonical_move_text(&text)) as usize;
+                }
+                total[a][b].0 += avoided;
+                total[a][b].1 += positions.len();
+                let speed = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+                rows.push(json!({
+                    "game": game, "agent": name, "iterations": n, "positions": positions.len(), "avoided": avoided,
+                    "iterations_per_s": speed,
+                }));
+            }
+        }
+        if o.json {
+            for (pos, _) in &positions {
+                println!(
+                    "{}",
+                    json!({"position": {"game": game, "record": pos.record, "step": pos.step,
+                        "role": m.roles()[pos.role], "traps": pos.traps, "moves": pos.moves}})
+                );
+            }
+        }
+    }
+    if o.json {
+        for r in &rows {
+            println!("{r}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let head: Vec<String> = o.iterations.iter().map(|n| format!("avoided at {n}")).collect();
+    let last = o.iterations.last().copied().unwrap_or(0);
+    println!("| game | agent | positions | {} | iterations/s at {last} |", head.join(" | "));
+    println!("|---|---|---|{}---|", "---|".repeat(o.iterations.len()));
+    let pct = |a: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.0}% ({a}/{n})", 100.0 * a as f64 / n as f64) };
+    for chunk in rows.chunks(o.iterations.len().max(1)) {
+        let cells: Vec<String> = chunk
+            .iter()
+            .map(|r| pct(r["avoided"].as_u64().unwrap_or(0) as usize, r["positions"].as_u64().unwrap_or(0) as usize))
+            .collect();
+        let game = chunk[0]["game"].as_str().unwrap_or("");
+        let stem = Path::new(game).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let speed = chunk[chunk.len() - 1]["iterations_per_s"].as_f64().unwrap_or(0.0);
+        println!(
+            "| {stem} | {} | {} | {} | {speed:.0} |",
+            chunk[0]["agent"].as_str().unwrap_or(""),
+            chunk[0]["positions"],
+            cells.join(" | ")
+        );
+    }
+    for (a, (name, _)) in agents.iter().enumerate() {
+        let cells: Vec<String> = total[a].iter().map(|&(x, n)| pct(x, n)).collect();
+        println!("| **all** | {name} | {} | {} | |", total[a].first().map_or(0, |t| t.1), cells.join(" | "));
+    }
+    Ok(ExitCode::SUCCESS)
+}

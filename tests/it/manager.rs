@@ -682,3 +682,35 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     assert_eq!((e.match_id.as_str(), e.trap_move.as_str(), e.step), ("it.traps.http", "grab", 0));
     assert!(e.game.starts_with("rules:"), "{}", e.game);
 }
+
+/// `factotum trapsuite`: the trap position of a recorded match of the planted-trap game is
+/// found by the trap finder; plain UCT (no solver) falls into the trap at 800 iterations,
+/// the default agent (MCTS-Solver) avoids it.
+#[test]
+fn the_trap_suite_takes_positions_from_records_and_scores_each_agent() {
+    let t = Temp::new("suite");
+    let random = t.agent("random.toml", "random", 0.6);
+    let out = t.0.join("records");
+    run_match("gdl/planted_trap.kif", [random.as_str(), random.as_str()], (3, 1), &out, "it.suite");
+    let uct = t.0.join("uct.toml");
+    std::fs::write(&uct, "name = \"uct\"\nsolver = false\n").unwrap();
+    let mcts = t.0.join("mcts.toml");
+    std::fs::write(&mcts, "name = \"mcts\"\n").unwrap();
+    let o = factotum(&[
+        "trapsuite",
+        out.to_str().unwrap(),
+        "--agent",
+        uct.to_str().unwrap(),
+        "--agent",
+        mcts.to_str().unwrap(),
+        "--min-ply",
+        "0",
+        "--iterations",
+        "800",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("| planted_trap | uct | 1 | 0% (0/1) |"), "{table}");
+    assert!(table.contains("| planted_trap | mcts | 1 | 100% (1/1) |"), "{table}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 trap positions from 1 records"), "{}", text(&o));
+}
