@@ -157,7 +157,8 @@ enum Cmd {
         #[arg(long, default_value_t = 2_000_000)]
         budget: u64,
         #[arg(long)]
-        json: bool,        /// Summarise a trap log (`serve --trap-log`, `matches/ID.traps.jsonl`) instead: per
+        json: bool,
+        /// Summarise a trap log (`serve --trap-log`, `matches/ID.traps.jsonl`) instead: per
         /// game, traps found, avoided, and how found.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["game", "chess", "moves", "record", "step"])]
         log: Option<PathBuf>,
@@ -534,9 +535,10 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
         }
-        Cmd::Trapsuite { dir, agents, per_game, min_ply, iterations, depth, budget, json } => {
-            traps_cmd::trapsuite(&dir, &traps_cmd::SuiteOpts { agents, per_game, min_ply, iterations, depth, budget, json })
-        }
+        Cmd::Trapsuite { dir, agents, per_game, min_ply, iterations, depth, budget, json } => traps_cmd::trapsuite(
+            &dir,
+            &traps_cmd::SuiteOpts { agents, per_game, min_ply, iterations, depth, budget, json },
+        ),
         Cmd::Similar { game, chess, a, b, role, top, json } => {
             traps_cmd::similar(game.as_deref(), chess, &a, &b, &traps_cmd::SimilarOpts { role, top, json })
         }

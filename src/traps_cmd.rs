@@ -616,7 +616,11 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
         let Some(moves) = v.get("moves").and_then(|m| m.as_array()) else { continue };
         let moves: Vec<Vec<String>> = moves
             .iter()
-            .map(|j| j.as_array().map(|a| a.iter().filter_map(|m| m.as_str().map(String::from)).collect()).unwrap_or_default())
+            .map(|j| {
+                j.as_array()
+                    .map(|a| a.iter().filter_map(|m| m.as_str().map(String::from)).collect())
+                    .unwrap_or_default()
+            })
             .collect();
         records.entry(game.to_string()).or_default().push((p, moves));
     }
@@ -696,7 +700,9 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                     secs += t0.elapsed().as_secs_f64();
                     done += c.iterations;
                     let text = m.move_text(c.mv);
-                    avoided += !pos.traps.iter().any(|t| factotum::machine::canonical_move_text(t) == factotum::machine::canonical_move_text(&text)) as usize;
+                    avoided += !pos.traps.iter().any(|t| {
+                        factotum::machine::canonical_move_text(t) == factotum::machine::canonical_move_text(&text)
+                    }) as usize;
                 }
                 total[a][b].0 += avoided;
                 total[a][b].1 += positions.len();
@@ -727,7 +733,13 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
     let last = o.iterations.last().copied().unwrap_or(0);
     println!("| game | agent | positions | {} | iterations/s at {last} |", head.join(" | "));
     println!("|---|---|---|{}---|", "---|".repeat(o.iterations.len()));
-    let pct = |a: usize, n: usize| if n == 0 { "-".to_string() } else { format!("{:.0}% ({a}/{n})", 100.0 * a as f64 / n as f64) };
+    let pct = |a: usize, n: usize| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.0}% ({a}/{n})", 100.0 * a as f64 / n as f64)
+        }
+    };
     for chunk in rows.chunks(o.iterations.len().max(1)) {
         let cells: Vec<String> = chunk
             .iter()

@@ -5,8 +5,8 @@
 
 use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
-use std::path::PathBuf;
 use crate::gdl::Game;
+use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -248,7 +248,8 @@ impl Server {
     ) -> String {
         let span = tracing::info_span!("match", id = %id, role = %role);
         let game_label = format!("rules:{}", &trap_log::state_hash(std::slice::from_ref(&rules))[..8]);
-        let slot = Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone(), game: game_label.clone() }));
+        let slot =
+            Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone(), game: game_label.clone() }));
         let fallback = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         // Hold the slot until the engine is built, so plays wait for it.

@@ -154,7 +154,11 @@ fn every_variant_takes_a_win_and_blocks_a_loss_in_connect_four() {
         for r in 0..roles {
             m.legal_moves(&s, r, &mut legal);
             let want = format!("( drop {col} )");
-            let mv = if r == role { legal.iter().copied().find(|&mv| m.move_text(mv) == want) } else { legal.first().copied() };
+            let mv = if r == role {
+                legal.iter().copied().find(|&mv| m.move_text(mv) == want)
+            } else {
+                legal.first().copied()
+            };
             joint.push(mv.unwrap_or_else(|| panic!("{want} for role {r}")));
         }
         let mut next = s.clone();

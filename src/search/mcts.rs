@@ -197,7 +197,17 @@ struct AmafState<Mv> {
 
 impl<Mv> AmafState<Mv> {
     fn new() -> Self {
-        AmafState { ids: FxHashMap::default(), seq: Vec::new(), mark: Vec::new(), stamp: 0, refs: Vec::new(), pos: Vec::new(), pos_stamp: Vec::new(), pos_of: Vec::new(), pos_stamp_now: 0 }
+        AmafState {
+            ids: FxHashMap::default(),
+            seq: Vec::new(),
+            mark: Vec::new(),
+            stamp: 0,
+            refs: Vec::new(),
+            pos: Vec::new(),
+            pos_stamp: Vec::new(),
+            pos_of: Vec::new(),
+            pos_stamp_now: 0,
+        }
     }
 }
 
@@ -822,9 +832,9 @@ impl<M: StateMachine> Mcts<M> {
                 continue;
             }
             let under = self.nodes[ri].children.iter().filter(|&&(code, _)| (code / radix) as usize % k == i);
-            let Some(&(code, first)) = under.min_by(|a, b| {
-                self.nodes[a.1 as usize].values[role].total_cmp(&self.nodes[b.1 as usize].values[role])
-            }) else {
+            let Some(&(code, first)) = under
+                .min_by(|a, b| self.nodes[a.1 as usize].values[role].total_cmp(&self.nodes[b.1 as usize].values[role]))
+            else {
                 continue;
             };
             let mut line = vec![self.joint_of(ri, code)];

@@ -3,5 +3,5 @@
 mod cli;
 mod fuzz;
 mod manager;
-mod trap_log;
 mod protocol;
+mod trap_log;
