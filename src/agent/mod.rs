@@ -328,6 +328,7 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
                 trap_move: m.move_text(t.mv),
                 refutation: t.line.iter().map(|j| j.iter().map(|&mv| m.move_text(mv)).collect()).collect(),
                 depth: t.line.len().saturating_sub(1),
+                refutation_complete: t.complete,
                 found_by: t.how.to_string(),
                 value: t.value,
                 chosen: m.move_text(t.chosen),

@@ -34,8 +34,13 @@ pub struct TrapEvent {
     /// The refutation: joint moves (texts in role order) from the position, the trap's own
     /// first, to the loss.
     pub refutation: Vec<Vec<String>>,
-    /// Joint moves after the trap's until the loss is on the board.
+    /// Joint moves after the trap's until the loss is on the board (at least this many
+    /// when the refutation is not complete).
     pub depth: usize,
+    /// Whether the refutation reaches the end of the game; false when the search's tree no
+    /// longer held the whole proof (cut back to its node budget).
+    #[serde(default = "yes")]
+    pub refutation_complete: bool,
     /// How it was found: `solver` (MCTS-Solver proved the move lost).
     pub found_by: String,
     /// The role's proven value after the trap move, 0..=1.
@@ -45,6 +50,10 @@ pub struct TrapEvent {
     pub avoided: bool,
     /// Milliseconds since the Unix epoch.
     pub time_ms: u64,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// FNV-1a 64 of the facts joined by single spaces, as 16 hex digits.

@@ -364,8 +364,8 @@ impl<M: StateMachine> Mcts<M> {
     }
 
     /// Copies the subtree under `top` into a fresh arena (breadth first) and makes it the
-    /// root, dropping every other node, every child visited fewer than `min_visits` times
-    /// (with its subtree), and every node past the first `limit`.
+    /// root, dropping every other node, every unproven child visited fewer than `min_visits`
+    /// times (with its subtree), and every node past the first `limit`.
     fn compact(&mut self, top: u32, limit: usize, min_visits: u32) {
         let old: Vec<Node<M::State, M::Move>> = std::mem::take(&mut self.nodes);
         let mut old: Vec<Option<Node<M::State, M::Move>>> = old.into_iter().map(Some).collect();
@@ -378,7 +378,9 @@ impl<M: StateMachine> Mcts<M> {
             k += 1;
             if let Some(node) = &old[i] {
                 for &(_, c) in &node.children {
-                    let keep = old[c as usize].as_ref().is_some_and(|n| n.visits >= min_visits);
+                    // Proven children are kept whatever their visits: a proven parent's
+                    // proof (and the trap log's refutation lines) stay in the tree.
+                    let keep = old[c as usize].as_ref().is_some_and(|n| n.visits >= min_visits || n.solved);
                     if keep && map[c as usize] == NONE && order.len() < limit {
                         map[c as usize] = order.len() as u32;
                         order.push(c);
@@ -849,7 +851,16 @@ impl<M: StateMachine> Mcts<M> {
                 line.push(self.joint_of(cur, code));
                 cur = c as usize;
             }
-            self.traps.push(TrapFound { role, mv, line, value: proven[i].unwrap_or(0.0), how: "solver", chosen });
+            let complete = self.nodes[cur].moves.is_empty();
+            self.traps.push(TrapFound {
+                role,
+                mv,
+                line,
+                complete,
+                value: proven[i].unwrap_or(0.0),
+                how: "solver",
+                chosen,
+            });
         }
     }
 

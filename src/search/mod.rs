@@ -79,6 +79,9 @@ pub struct TrapFound<Mv> {
     /// The refutation: joint moves from the searched state, the trap's own first, to the
     /// terminal state of the loss (the proof's line: the others' best, the role's defence).
     pub line: Vec<Vec<Mv>>,
+    /// Whether `line` reaches a terminal state; false when the tree no longer holds the
+    /// whole proof (cut back to its node budget since).
+    pub complete: bool,
     /// The role's proven value after the move, 0..=1.
     pub value: f64,
     /// How it was found: `"solver"` (MCTS-Solver proved the move lost).

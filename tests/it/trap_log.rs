@@ -44,10 +44,27 @@ fn the_trap_aware_player_avoids_the_planted_trap_where_plain_uct_falls_in() {
         assert_eq!(t.refutation[1], ["noop", "strike"]);
         assert_eq!(t.refutation[3], ["noop", "finish"]);
         assert_eq!((t.found_by.as_str(), t.avoided, t.value), ("solver", true, 0.0));
+        assert!(t.refutation_complete);
         assert_eq!(t.chosen, s.text);
         assert!(t.state.contains(&"( mode opening )".to_string()), "{:?}", t.state);
         // Reported once: searching the same state again finds nothing new.
         p.search(Limit::iterations(100)).unwrap();
         assert!(p.take_traps("m1", "planted").is_empty());
     }
+}
+
+/// A tree cut back to its node budget keeps its proven nodes (visits aside), so the trap
+/// stays proven and avoided; a refutation the cut shortened says so.
+#[test]
+fn traps_stay_proven_through_recycling_and_cut_lines_say_so() {
+    let g = planted();
+    let cfg = AgentConfig { node_budget: 1500, ..AgentConfig::default() };
+    let mut p = new_player(&g, "white", &cfg, 3, Instant::now() + Duration::from_secs(10)).unwrap();
+    let s = p.search(Limit::iterations(20_000)).unwrap();
+    assert_ne!(s.text, "grab");
+    let traps = p.take_traps("m", "planted");
+    assert_eq!(traps.len(), 1, "{traps:?}");
+    let t = &traps[0];
+    assert_eq!(&t.refutation[..2], [["grab", "noop"], ["noop", "strike"]]);
+    assert_eq!(t.refutation_complete, t.depth == 3, "{:?}", t.refutation);
 }
