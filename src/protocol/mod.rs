@@ -87,12 +87,13 @@ struct Slot {
     game: String,
 }
 
-/// Writes the traps `p`'s searches detected to `log` (and takes them either way).
+/// Writes the traps `p`'s searches detected to `log`, or only their one-line summaries to
+/// the `info` log when there is no trap log.
 fn log_traps(p: &mut dyn Player, log: Option<&TrapLog>, id: &str, game: &str) {
-    let events = p.take_traps(id, game);
-    if let Some(log) = log {
-        for e in &events {
-            log.write(e);
+    for e in &p.take_traps(id, game) {
+        match log {
+            Some(log) => log.write(e),
+            None => trap_log::info_line(e),
         }
     }
 }

@@ -422,6 +422,10 @@ impl Search<PropnetMachine> for FactoredMcts {
                 f.machines.push(FactorMachine::new(machine.clone(), &a, k));
                 f.trees.push(Mcts::new(MctsConfig {
                     seed: self.cfg.seed.wrapping_add(k as u64 * 0x9E37_79B9),
+                    // The factor trees' moves are the factor's move classes while their
+                    // rollouts play the whole game's moves: AMAF would mix the two, so the
+                    // factored player runs without it.
+                    amaf: super::mcts::Amaf::Off,
                     ..self.cfg
                 }));
             }
