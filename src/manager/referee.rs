@@ -177,6 +177,10 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     rec.states.push(record::state_string(&m.state_facts(&state)));
     rec.state_times.push(record::now_ms());
 
+    // A match played again under its id (a resumed tournament) starts a fresh trap log.
+    if let Some(dir) = out {
+        let _ = std::fs::remove_file(record::traps_path(dir, &spec.id));
+    }
     let mut seats = Vec::with_capacity(roles.len());
     for (r, p) in spec.players.iter().enumerate() {
         let traps = out.map(|dir| record::traps_path(dir, &spec.id));

@@ -660,6 +660,11 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     assert_eq!((e.match_id.as_str(), e.game.as_str(), e.role.as_str()), ("it.traps", game, "white"));
     assert_eq!((e.trap_move.as_str(), e.depth, e.avoided), ("grab", 3, true));
     assert_eq!(rec["factotum"]["traps"], 1, "{}", rec["factotum"]);
+    // The same match played again under its id (as a resumed tournament does) starts a
+    // fresh log.
+    let rec = run_match(game, [white.as_str(), black.as_str()], (3, 1), &out, "it.traps");
+    assert_eq!(rec["factotum"]["traps"], 1, "{}", rec["factotum"]);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 
     let o = factotum(&["traps", "--log", log.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
