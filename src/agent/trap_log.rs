@@ -58,16 +58,16 @@ fn yes() -> bool {
 
 /// FNV-1a 64 of the facts joined by single spaces, as 16 hex digits.
 pub fn state_hash(facts: &[String]) -> String {
+    fnv1a(facts.join(" ").as_bytes())
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits (a cheap fingerprint, not a cryptographic hash). Also
+/// the match records' rules hash (`manager::record` re-exports it).
+pub fn fnv1a(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (i, f) in facts.iter().enumerate() {
-        if i > 0 {
-            h ^= b' ' as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        for &b in f.as_bytes() {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
 }

@@ -153,17 +153,5 @@ pub fn state_string(facts: &[String]) -> String {
     s
 }
 
-/// FNV-1a, 64 bits, as 16 hex digits (a cheap fingerprint, not a cryptographic hash).
-pub fn fnv1a(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    crate::agent::trap_log::now_ms()
-}
+/// FNV-1a 64 as hex, and milliseconds since the Unix epoch (shared with the trap log).
+pub use crate::agent::trap_log::{fnv1a, now_ms};

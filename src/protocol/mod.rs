@@ -248,7 +248,7 @@ impl Server {
         receipt: Instant,
     ) -> String {
         let span = tracing::info_span!("match", id = %id, role = %role);
-        let game_label = format!("rules:{}", &trap_log::state_hash(std::slice::from_ref(&rules))[..8]);
+        let game_label = format!("rules:{}", &trap_log::fnv1a(rules.as_bytes())[..8]);
         let slot =
             Arc::new(tokio::sync::Mutex::new(Slot { player: None, span: span.clone(), game: game_label.clone() }));
         let fallback = Arc::new(Mutex::new(None));
