@@ -273,6 +273,10 @@ enum Cmd {
         /// States the trap finder searches per question before it gives up.
         #[arg(long, default_value_t = 200_000)]
         budget: u64,
+        /// Before each position, the agent searches the role's last K positions of the match
+        /// (same budget, same searcher), as it did in play: what similarity hints remember.
+        #[arg(long, default_value_t = 0)]
+        history: usize,
         #[arg(long)]
         json: bool,
     },
@@ -535,10 +539,12 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let p = traps_cmd::Position { moves, record, step };
             traps_cmd::traps(game.as_deref(), chess, &p, &traps_cmd::TrapsOpts { depth, role, loss, budget, json })
         }
-        Cmd::Trapsuite { dir, agents, per_game, min_ply, iterations, depth, budget, json } => traps_cmd::trapsuite(
-            &dir,
-            &traps_cmd::SuiteOpts { agents, per_game, min_ply, iterations, depth, budget, json },
-        ),
+        Cmd::Trapsuite { dir, agents, per_game, min_ply, iterations, depth, budget, history, json } => {
+            traps_cmd::trapsuite(
+                &dir,
+                &traps_cmd::SuiteOpts { agents, per_game, min_ply, iterations, depth, budget, history, json },
+            )
+        }
         Cmd::Similar { game, chess, a, b, role, top, json } => {
             traps_cmd::similar(game.as_deref(), chess, &a, &b, &traps_cmd::SimilarOpts { role, top, json })
         }

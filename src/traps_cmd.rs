@@ -571,6 +571,8 @@ pub struct SuiteOpts {
     pub iterations: Vec<u64>,
     pub depth: u32,
     pub budget: u64,
+    /// Earlier positions of the role searched first (see `factotum trapsuite --history`).
+    pub history: usize,
     pub json: bool,
 }
 
@@ -635,22 +637,26 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
             eprintln!("{game}: no propnet; skipped");
             continue;
         };
-        let mut positions: Vec<(SuitePosition, <PropnetMachine as StateMachine>::State)> = Vec::new();
+        type State = <PropnetMachine as StateMachine>::State;
+        // Each position with the role's last `history` positions before it.
+        let mut positions: Vec<(SuitePosition, State, Vec<State>)> = Vec::new();
         for (path, moves) in recs {
             if positions.len() >= o.per_game {
                 break;
             }
             let mut s = m.initial_state();
             let mut legal = Vec::new();
+            let mut seen: Vec<(usize, State)> = Vec::new();
             for (step, joint) in moves.iter().enumerate() {
-                if step >= o.min_ply && !m.is_terminal(&s) {
+                if !m.is_terminal(&s) {
                     let choosers: Vec<usize> = (0..m.roles().len())
                         .filter(|&r| {
                             m.legal_moves(&s, r, &mut legal);
                             legal.len() > 1
                         })
                         .collect();
-                    if let [r] = choosers[..] {
+                    if let ([r], true) = (&choosers[..], step >= o.min_ply) {
+                        let r = *r;
                         let report = TrapSearch::new(&mut m, r, lows[r], o.budget).analyse(&s, o.depth);
                         if report.trap_state {
                             let traps = report.moves.iter().filter(|v| v.trap).map(|v| v.text.clone()).collect();
@@ -661,9 +667,20 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                                 traps,
                                 moves: report.moves.len(),
                             };
-                            positions.push((pos, s.clone()));
+                            let mut hist: Vec<State> = seen
+                                .iter()
+                                .rev()
+                                .filter(|(q, _)| *q == r)
+                                .take(o.history)
+                                .map(|(_, x)| x.clone())
+                                .collect();
+                            hist.reverse();
+                            positions.push((pos, s.clone(), hist));
                             break;
                         }
+                    }
+                    if let [r] = choosers[..] {
+                        seen.push((r, s.clone()));
                     }
                 }
                 let mut js = Vec::new();
@@ -681,7 +698,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                 s = next;
             }
         }
-        let share: f64 = positions.iter().map(|(p, _)| p.traps.len() as f64 / p.moves.max(1) as f64).sum::<f64>()
+        let share: f64 = positions.iter().map(|(p, _, _)| p.traps.len() as f64 / p.moves.max(1) as f64).sum::<f64>()
             / positions.len().max(1) as f64;
         eprintln!(
             "{game}: {} trap positions from {} records; a uniformly random move avoids the traps {:.0}% of the time",
@@ -691,30 +708,48 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
         );
         for (a, (name, cfg)) in agents.iter().enumerate() {
             for (b, &n) in o.iterations.iter().enumerate() {
-                let mut avoided = 0;
+                let (mut avoided, mut by_hint) = (0, 0);
                 let (mut done, mut secs) = (0u64, 0.0f64);
-                for (i, (pos, s)) in positions.iter().enumerate() {
+                let (mut sim_time, mut search_time) = (0.0f64, 0.0f64);
+                for (i, (pos, s, hist)) in positions.iter().enumerate() {
                     let mut search = cfg.searcher::<PropnetMachine>(cfg.seed.wrapping_add(i as u64));
+                    for h in hist {
+                        search.select(&mut m, h, pos.role, Limit::iterations(n));
+                    }
+                    search.take_traps();
+                    let before = search.similarity_stats().unwrap_or_default();
                     let t0 = Instant::now();
                     let Some(c) = search.select(&mut m, s, pos.role, Limit::iterations(n)) else { continue };
                     secs += t0.elapsed().as_secs_f64();
                     done += c.iterations;
+                    if let Some(after) = search.similarity_stats() {
+                        let spent = |x: &factotum::search::mcts::SimStats| {
+                            (x.signature_time + x.comparison_time()).as_secs_f64()
+                        };
+                        sim_time += spent(&after) - spent(&before);
+                        search_time += (after.search_time - before.search_time).as_secs_f64();
+                    }
                     let text = m.move_text(c.mv);
-                    avoided += !pos.traps.iter().any(|t| {
+                    let is_trap = |t: &str| {
                         factotum::machine::canonical_move_text(t) == factotum::machine::canonical_move_text(&text)
-                    }) as usize;
+                    };
+                    let avoid = !pos.traps.iter().any(|t| is_trap(t));
+                    avoided += avoid as usize;
+                    // Avoided because a similarity hint proved a trap here.
+                    by_hint += (avoid && search.take_traps().iter().any(|t| t.how == "similarity")) as usize;
                 }
                 total[a][b].0 += avoided;
                 total[a][b].1 += positions.len();
                 let speed = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+                let sim_share = if search_time > 0.0 { sim_time / search_time } else { 0.0 };
                 rows.push(json!({
                     "game": game, "agent": name, "iterations": n, "positions": positions.len(), "avoided": avoided,
-                    "iterations_per_s": speed,
+                    "avoided_by_hint": by_hint, "iterations_per_s": speed, "similarity_share": sim_share,
                 }));
             }
         }
         if o.json {
-            for (pos, _) in &positions {
+            for (pos, _, _) in &positions {
                 println!(
                     "{}",
                     json!({"position": {"game": game, "record": pos.record, "step": pos.step,
@@ -731,8 +766,11 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
     }
     let head: Vec<String> = o.iterations.iter().map(|n| format!("avoided at {n}")).collect();
     let last = o.iterations.last().copied().unwrap_or(0);
-    println!("| game | agent | positions | {} | iterations/s at {last} |", head.join(" | "));
-    println!("|---|---|---|{}---|", "---|".repeat(o.iterations.len()));
+    println!(
+        "| game | agent | positions | {} | iterations/s at {last} | similarity's share of time at {last} | avoided by a hint (per budget) |",
+        head.join(" | ")
+    );
+    println!("|---|---|---|{}---|---|---|", "---|".repeat(o.iterations.len()));
     let pct = |a: usize, n: usize| {
         if n == 0 {
             "-".to_string()
@@ -748,16 +786,20 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
         let game = chunk[0]["game"].as_str().unwrap_or("");
         let stem = Path::new(game).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let speed = chunk[chunk.len() - 1]["iterations_per_s"].as_f64().unwrap_or(0.0);
+        let share = chunk[chunk.len() - 1]["similarity_share"].as_f64().unwrap_or(0.0);
+        let hints: Vec<String> = chunk.iter().map(|r| r["avoided_by_hint"].to_string()).collect();
         println!(
-            "| {stem} | {} | {} | {} | {speed:.0} |",
+            "| {stem} | {} | {} | {} | {speed:.0} | {:.1}% | {} |",
             chunk[0]["agent"].as_str().unwrap_or(""),
             chunk[0]["positions"],
-            cells.join(" | ")
+            cells.join(" | "),
+            100.0 * share,
+            hints.join(", ")
         );
     }
     for (a, (name, _)) in agents.iter().enumerate() {
         let cells: Vec<String> = total[a].iter().map(|&(x, n)| pct(x, n)).collect();
-        println!("| **all** | {name} | {} | {} | |", total[a].first().map_or(0, |t| t.1), cells.join(" | "));
+        println!("| **all** | {name} | {} | {} | | | |", total[a].first().map_or(0, |t| t.1), cells.join(" | "));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -121,7 +121,8 @@ fn batched_playouts_allocate_nothing() {
 /// An MCTS iteration allocates nothing but the node it adds: with a node budget of one (the
 /// root), iterations select at the root, play out and back up, and (after a warm-up) make no
 /// allocation, for plain UCT and every AMAF variant (their marks, reference indexes and
-/// recorded playouts are reused buffers).
+/// recorded playouts are reused buffers; similarity-guided AMAF's signature is the node's,
+/// made once, and its comparisons allocate nothing).
 #[test]
 fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
     use factotum::search::mcts::{Amaf, Mcts, MctsConfig};
@@ -131,7 +132,7 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
         let game = Game::load(&root.join("gdl").join(file)).unwrap();
         let (mut m, _) = propnet::build(&game, &Budget::default()).unwrap();
         let s = m.initial_state();
-        for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer] {
+        for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar] {
             let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, ..MctsConfig::default() };
             let mut t = Mcts::new(cfg);
             t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();

@@ -64,8 +64,8 @@ pub struct AgentConfig {
     /// message of the match arrives (MCTS kinds only: they keep their tree, and the next
     /// turn reuses it).
     pub ponder: bool,
-    /// MCTS's all-moves-as-first statistics: `off` (plain UCT), `rave`, `grave` or `killer`
-    /// (killer-RAVE); see `search::mcts::Amaf`.
+    /// MCTS's all-moves-as-first statistics: `off` (plain UCT), `rave`, `grave`, `killer`
+    /// (killer-RAVE) or `similar` (similarity-guided GRAVE); see `search::mcts::Amaf`.
     pub amaf: Amaf,
     /// b in the AMAF weight β = ñ / (ñ + n + b·ñ·n): the weight halves near 1/b visits.
     pub rave_bias: f64,
@@ -75,6 +75,17 @@ pub struct AgentConfig {
     pub killer_window: u32,
     /// MCTS-Solver (proven values backed up; traps detected and logged). Off: plain UCT.
     pub solver: bool,
+    /// Similarity-guided AMAF: least tactical similarity for statistics to be shared.
+    pub sim_rho: f64,
+    /// Similarity-guided AMAF: visits before a node's signature is computed.
+    pub sim_visits: u32,
+    /// Depth (plies) of the tactical signatures.
+    pub sim_depth: u32,
+    /// Share of the search time that similarity may take.
+    pub sim_share: f64,
+    /// Similarity hints: remember the traps proven in a match and check similar positions
+    /// for them with the exact trap finder (see `search::trap_memory`).
+    pub trap_hints: bool,
 }
 
 impl Default for AgentConfig {
@@ -97,6 +108,11 @@ impl Default for AgentConfig {
             grave_ref: MctsConfig::default().grave_ref,
             killer_window: MctsConfig::default().killer_window,
             solver: true,
+            sim_rho: MctsConfig::default().sim_rho,
+            sim_visits: MctsConfig::default().sim_visits,
+            sim_depth: MctsConfig::default().sim_depth,
+            sim_share: MctsConfig::default().sim_share,
+            trap_hints: false,
         }
     }
 }
@@ -112,6 +128,15 @@ impl AgentConfig {
         }
         if !(cfg.rave_bias.is_finite() && cfg.rave_bias >= 0.0) {
             return Err(format!("rave_bias must be a finite number >= 0, not {}", cfg.rave_bias));
+        }
+        if !(cfg.sim_rho.is_finite() && (0.0..=1.0).contains(&cfg.sim_rho)) {
+            return Err(format!("sim_rho must be a number in 0..=1, not {}", cfg.sim_rho));
+        }
+        if !(cfg.sim_share.is_finite() && (0.0..=1.0).contains(&cfg.sim_share)) {
+            return Err(format!("sim_share must be a number in 0..=1, not {}", cfg.sim_share));
+        }
+        if !(1..=4).contains(&cfg.sim_depth) {
+            return Err(format!("sim_depth must be 1 to 4, not {}", cfg.sim_depth));
         }
         if cfg.killer_window == 0 {
             return Err("killer_window must be at least 1".into());
@@ -138,6 +163,12 @@ impl AgentConfig {
             grave_ref: self.grave_ref,
             killer_window: self.killer_window,
             solver: self.solver,
+            sim_rho: self.sim_rho,
+            sim_visits: self.sim_visits,
+            sim_depth: self.sim_depth,
+            sim_share: self.sim_share,
+            trap_hints: self.trap_hints,
+            ..MctsConfig::default()
         }
     }
 
@@ -330,6 +361,7 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
                 depth: t.line.len().saturating_sub(1),
                 refutation_complete: t.complete,
                 found_by: t.how.to_string(),
+                hint: t.hint,
                 value: t.value,
                 chosen: m.move_text(t.chosen),
                 avoided: t.chosen != t.mv,

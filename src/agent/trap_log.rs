@@ -41,8 +41,13 @@ pub struct TrapEvent {
     /// longer held the whole proof (cut back to its node budget).
     #[serde(default = "yes")]
     pub refutation_complete: bool,
-    /// How it was found: `solver` (MCTS-Solver proved the move lost).
+    /// How it was found: `solver` (MCTS-Solver proved the move lost) or `similarity` (a
+    /// similarity hint led the exact trap finder to it: `hint` says from where).
     pub found_by: String,
+    /// For `similarity`: the measure, the similarity, the remembered trap position and move,
+    /// its killer move and the reply move matching paired with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<crate::search::Hint>,
     /// The role's proven value after the trap move, 0..=1.
     pub value: f64,
     /// The move the player chose, and whether it avoided the trap.

@@ -30,13 +30,13 @@ fn beta_follows_the_schedule() {
     assert!(rave_beta(10, 100, 1e-3) > rave_beta(100, 100, 1e-3));
     // The blend: all AMAF at beta 1, the mean alone without AMAF visits.
     let c = 0.0;
-    assert!((rave_value(4, 1.0, 0, 0.0, 1e-3, c, 1.0) - 0.25).abs() < 1e-12);
+    assert!((rave_value(4, 1.0, 0.0, 0.0, 1e-3, c, 1.0) - 0.25).abs() < 1e-12);
     let b = rave_beta(4, 12, 0.0);
-    let v = rave_value(4, 1.0, 12, 9.0, 0.0, c, 1.0);
+    let v = rave_value(4, 1.0, 12.0, 9.0, 0.0, c, 1.0);
     assert!((v - ((1.0 - b) * 0.25 + b * 0.75)).abs() < 1e-12, "{v}");
     // Unvisited: infinite without AMAF, else ranked by its AMAF mean.
-    assert_eq!(rave_value(0, 0.0, 0, 0.0, 1e-3, 0.7, 2.0), f64::INFINITY);
-    assert!(rave_value(0, 0.0, 4, 3.0, 1e-3, 0.7, 2.0) > rave_value(0, 0.0, 4, 1.0, 1e-3, 0.7, 2.0));
+    assert_eq!(rave_value(0, 0.0, 0.0, 0.0, 1e-3, 0.7, 2.0), f64::INFINITY);
+    assert!(rave_value(0, 0.0, 4.0, 3.0, 1e-3, 0.7, 2.0) > rave_value(0, 0.0, 4.0, 1.0, 1e-3, 0.7, 2.0));
 }
 
 /// The moves each role played in the last iteration: at the root (the tree's first joint
@@ -165,9 +165,68 @@ fn every_variant_takes_a_win_and_blocks_a_loss_in_connect_four() {
         m.next_state(&s, &joint, &mut next);
         s = next;
     }
-    for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer] {
+    for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar] {
         let mut t = Mcts::new(config(amaf));
         let c = t.select(&mut m, &s, 1, Limit::iterations(20_000)).unwrap();
         assert_eq!(m.move_text(c.mv), "( drop 4 )", "{amaf:?} blocks");
     }
+}
+
+/// Connect four after red 1, yellow 7, red 1, yellow 7, red 2: yellow to move, with tactics
+/// two plies ahead.
+fn connect_four_midgame(m: &mut PropnetMachine) -> <PropnetMachine as StateMachine>::State {
+    let moves = crate::machine::split_moves("(drop 1) (drop 7) (drop 1) (drop 7) (drop 2)").unwrap();
+    let init = m.initial_state();
+    crate::machine::play_texts(m, &init, &moves).unwrap()
+}
+
+/// Similarity-guided GRAVE reads a reference only when the closest signed node on the path
+/// (the proxy) is tactically similar to it by at least ρ, weighted by that similarity; and
+/// it does pass over dissimilar candidates (else the test would check nothing).
+#[test]
+fn similar_reads_only_references_similar_to_the_node() {
+    let mut m = propnet("connect4.kif");
+    let s = connect_four_midgame(&mut m);
+    let rho = 0.6;
+    let cfg = MctsConfig { sim_rho: rho, sim_visits: 4, grave_ref: 20, sim_share: 1.0, ..config(Amaf::Similar) };
+    let mut t = Mcts::new(cfg);
+    t.select(&mut m, &s, 1, Limit::iterations(1));
+    let (mut read, mut passed_over) = (0, 0);
+    for _ in 0..4000 {
+        t.iterate(&mut m);
+        for r in 0..t.roles {
+            let cands = &t.sim.cands[r];
+            let g = t.amaf.refs[r];
+            if g == NONE {
+                passed_over += usize::from(!cands.is_empty());
+                continue;
+            }
+            let p = t.sim.proxy as usize;
+            let (a, b) = (t.nodes[p].sig.as_ref().unwrap(), t.nodes[g as usize].sig.as_ref().unwrap());
+            let sim = a.similarity(b);
+            assert!(sim >= rho, "reference read at similarity {sim}");
+            assert!((t.sim.weight[r] - sim).abs() < 1e-6, "weight {} for similarity {sim}", t.sim.weight[r]);
+            read += 1;
+            passed_over += usize::from(*cands.last().unwrap() != g);
+        }
+    }
+    let stats = t.sim_stats();
+    assert!(stats.signatures > 0 && stats.comparisons > 0, "{stats:?}");
+    assert!(read > 0, "no reference was ever read");
+    assert!(passed_over > 0, "no dissimilar candidate was ever passed over");
+}
+
+/// With ρ above 1 no other node is similar enough, so similarity-guided AMAF reads each
+/// node's own statistics: RAVE, move for move (signatures draw no random numbers).
+#[test]
+fn similar_with_rho_above_one_is_rave() {
+    let mut m = propnet("connect4.kif");
+    let s = connect_four_midgame(&mut m);
+    let mut a = Mcts::new(MctsConfig { sim_rho: 1.01, sim_share: 1.0, ..config(Amaf::Similar) });
+    let mut b = Mcts::new(config(Amaf::Rave));
+    a.select(&mut m, &s, 1, Limit::iterations(3000));
+    b.select(&mut m, &s, 1, Limit::iterations(3000));
+    assert!(a.sim_stats().signatures > 0);
+    assert_eq!(a.root_stats(1), b.root_stats(1));
+    assert_eq!(a.tree_size(), b.tree_size());
 }

@@ -22,11 +22,14 @@
 //! games. Moves get dense ids when a node first holds them, so the updates mark and test
 //! ids in reused arrays: no allocation per iteration.
 
+use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
 use crate::machine::{PlayoutBuffers, StateMachine};
+use crate::similarity::{SigScratch, TacticsSig};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use rustc_hash::FxHashMap;
+use std::time::{Duration, Instant};
 
 /// Which all-moves-as-first statistics the search keeps and blends into UCB.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -48,6 +51,17 @@ pub enum Amaf {
     /// (Lorentz's Havannah counted the moves of the winning chain; GDL names no such chain,
     /// so the moves that ended the game stand for it.)
     Killer,
+    /// Similarity-guided GRAVE (section 5.1 of Evans and Turrini: AMAF statistics shared
+    /// only between positions that are similar). A node reads, per role, the AMAF statistics
+    /// of the closest node on the path with `grave_ref` visits where the role has a choice
+    /// *whose position is similar to its own*: tactical similarity ([`TacticsSig`], the
+    /// measure that told traps best in our benchmark, at depth `sim_depth`) at least
+    /// `sim_rho`, weighted by that similarity (ñ and w̃ scaled by it). The nearest three such
+    /// candidates are tried; where none is similar enough, the node's own statistics. A node's
+    /// signature is computed once, when it reaches `sim_visits` visits; a node not yet signed
+    /// is judged by its closest signed ancestor. Signatures and comparisons are kept to
+    /// `sim_share` of the search's time.
+    Similar,
 }
 
 /// Tuning of [`Mcts`].
@@ -70,6 +84,20 @@ pub struct MctsConfig {
     /// MCTS-Solver: proven values backed up the tree (and the traps they reveal). Off, the
     /// search is plain UCT: only terminal states are exact.
     pub solver: bool,
+    /// Similarity-guided AMAF: the least similarity for a node's statistics to be shared.
+    pub sim_rho: f64,
+    /// Similarity-guided AMAF: visits before a node's signature is computed.
+    pub sim_visits: u32,
+    /// Depth of the tactical signatures (plies of the local tree).
+    pub sim_depth: u32,
+    /// Most states a signature may expand (beyond, the position is not compared).
+    pub sim_max_states: u64,
+    /// Share of the search's time that signatures and comparisons may take.
+    pub sim_share: f64,
+    /// Similarity hints ([`super::trap_memory`]): traps proven earlier in the match are
+    /// remembered, and at each new root similar to one of them the move paired with the trap
+    /// move is checked by the exact trap finder, its refutation's matched killer move first.
+    pub trap_hints: bool,
 }
 
 impl Default for MctsConfig {
@@ -84,36 +112,58 @@ impl Default for MctsConfig {
             grave_ref: 50,
             killer_window: 2,
             solver: true,
+            sim_rho: 0.5,
+            sim_visits: 16,
+            sim_depth: 2,
+            sim_max_states: 4096,
+            sim_share: 0.15,
+            trap_hints: false,
         }
     }
 }
 
 /// The AMAF weight β = ñ / (ñ + n + b·ñ·n) for n visits and ñ AMAF visits (0 when ñ is 0).
 pub fn rave_beta(n: u32, amaf_n: u32, bias: f64) -> f64 {
-    if amaf_n == 0 {
+    beta(n, amaf_n as f64, bias)
+}
+
+/// [`rave_beta`] with ñ weighted (similarity-guided AMAF scales it).
+fn beta(n: u32, a: f64, bias: f64) -> f64 {
+    if a <= 0.0 {
         return 0.0;
     }
-    let (n, a) = (n as f64, amaf_n as f64);
+    let n = n as f64;
     a / (a + n + bias * a * n)
 }
 
 /// The value UCB ranks a move by: its mean blended with its AMAF mean by [`rave_beta`], plus
 /// the exploration bonus. An unvisited move ranks first unless AMAF statistics give it a
 /// mean, which is then used as it stands with the bonus of one visit.
-pub fn rave_value(n: u32, w: f64, amaf_n: u32, amaf_w: f64, bias: f64, c: f64, ln_parent: f64) -> f64 {
+/// `amaf_n` may be fractional: similarity-guided AMAF weighs the statistics it shares.
+pub fn rave_value(n: u32, w: f64, amaf_n: f64, amaf_w: f64, bias: f64, c: f64, ln_parent: f64) -> f64 {
     if n == 0 {
-        if amaf_n == 0 {
+        if amaf_n <= 0.0 {
             return f64::INFINITY;
         }
-        return amaf_w / amaf_n as f64 + c * ln_parent.sqrt();
+        return amaf_w / amaf_n + c * ln_parent.sqrt();
     }
-    let beta = rave_beta(n, amaf_n, bias);
+    let b = beta(n, amaf_n, bias);
     let mean = w / n as f64;
-    let q = if amaf_n == 0 { mean } else { (1.0 - beta) * mean + beta * amaf_w / amaf_n as f64 };
+    let q = if amaf_n <= 0.0 { mean } else { (1.0 - b) * mean + b * amaf_w / amaf_n };
     q + c * (ln_parent / n as f64).sqrt()
 }
 
 const NONE: u32 = u32::MAX;
+
+/// States the exact trap finder may expand per similarity hint.
+const HINT_BUDGET: u64 = 20_000;
+/// Time a search must have left for similarity hints to be checked.
+const HINT_MIN_TIME: Duration = Duration::from_millis(100);
+
+fn state_hash<S: std::hash::Hash>(state: &S) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(state)
+}
 
 struct Node<S, Mv> {
     state: S,
@@ -140,6 +190,12 @@ struct Node<S, Mv> {
     gid: Box<[u32]>,
     an: Box<[u32]>,
     aw: Box<[f64]>,
+    /// Similarity-guided AMAF: the position's tactical signature, once computed (`sig_tried`:
+    /// computed, or found too large), and the last comparison made from this node (the
+    /// other node's index, the similarity).
+    sig: Option<Box<TacticsSig>>,
+    sig_tried: bool,
+    sim_memo: (u32, f32),
 }
 
 impl<S, Mv: Copy> Node<S, Mv> {
@@ -172,6 +228,78 @@ pub struct Mcts<M: StateMachine> {
     /// that pondering on a state reports its traps once.
     traps: Vec<TrapFound<M::Move>>,
     reported: rustc_hash::FxHashSet<(u64, M::Move)>,
+    sim: SimState<M>,
+    /// Traps proven earlier, for similarity hints; the moves of the root they proved lost
+    /// (with what to report), until the root changes.
+    memory: TrapMemory<M>,
+    hinted: Vec<(u32, M::Move)>,
+    hinted_at: Option<u64>,
+    hint_finds: Vec<TrapFound<M::Move>>,
+}
+
+/// Similarity-guided AMAF's state besides the nodes.
+struct SimState<M: StateMachine> {
+    scratch: Option<SigScratch<M>>,
+    /// Per role: the nodes on the path that may be read (signed, `grave_ref` visits, the
+    /// role choosing there), closest last; and the weight of the reference chosen.
+    cands: Vec<Vec<u32>>,
+    weight: Vec<f64>,
+    /// The closest signed node on the path.
+    proxy: u32,
+    /// When the current search began, and the similarity work's measured cost.
+    started: Instant,
+    pub stats: SimStats,
+}
+
+/// What similarity costs a search: signatures computed (and their time), comparisons made
+/// (timed one in [`SAMPLE`] and scaled).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SimStats {
+    pub signatures: u64,
+    pub too_large: u64,
+    pub skipped_for_time: u64,
+    pub signature_time: Duration,
+    pub comparisons: u64,
+    sampled: u64,
+    sampled_time: Duration,
+    /// Time of the searches (`select` calls) these figures cover.
+    pub search_time: Duration,
+}
+
+/// One comparison in this many is timed.
+const SAMPLE: u64 = 64;
+
+impl SimStats {
+    /// The estimated time of all comparisons (the sampled ones' mean, times their count).
+    pub fn comparison_time(&self) -> Duration {
+        if self.sampled == 0 {
+            return Duration::ZERO;
+        }
+        self.sampled_time.mul_f64(self.comparisons as f64 / self.sampled as f64)
+    }
+
+    /// The share of the search time that went to similarity.
+    pub fn share(&self) -> f64 {
+        let t = self.search_time.as_secs_f64();
+        if t == 0.0 {
+            0.0
+        } else {
+            (self.signature_time + self.comparison_time()).as_secs_f64() / t
+        }
+    }
+}
+
+impl<M: StateMachine> SimState<M> {
+    fn new() -> Self {
+        SimState {
+            scratch: None,
+            cands: Vec::new(),
+            weight: Vec::new(),
+            proxy: NONE,
+            started: Instant::now(),
+            stats: SimStats::default(),
+        }
+    }
 }
 
 /// What the AMAF family needs besides the nodes: dense move ids, and reused marks.
@@ -232,7 +360,17 @@ impl<M: StateMachine> Mcts<M> {
             amaf: AmafState::new(),
             traps: Vec::new(),
             reported: Default::default(),
+            sim: SimState::new(),
+            memory: TrapMemory::new(),
+            hinted: Vec::new(),
+            hinted_at: None,
+            hint_finds: Vec::new(),
         }
+    }
+
+    /// What similarity-guided AMAF has cost so far.
+    pub fn sim_stats(&self) -> SimStats {
+        self.sim.stats
     }
 
     /// Nodes in the tree.
@@ -317,6 +455,9 @@ impl<M: StateMachine> Mcts<M> {
             gid,
             an,
             aw,
+            sig: None,
+            sig_tried: false,
+            sim_memo: (NONE, 0.0),
             state,
             solved,
             values,
@@ -395,6 +536,7 @@ impl<M: StateMachine> Mcts<M> {
                 for ch in node.children.iter_mut() {
                     ch.1 = map[ch.1 as usize];
                 }
+                node.sim_memo = (NONE, 0.0);
                 nodes.push(node);
             }
         }
@@ -430,9 +572,11 @@ impl<M: StateMachine> Mcts<M> {
         for r in 0..self.roles {
             let (lo, k) = (self.nodes[ni].offs[r] as usize, self.nodes[ni].count(r));
             let refn = match self.amaf.refs.get(r) {
-                Some(&g) if amaf == Amaf::Grave && g != NONE => g as usize,
+                Some(&g) if matches!(amaf, Amaf::Grave | Amaf::Similar) && g != NONE => g as usize,
                 _ => ni,
             };
+            let weight = if amaf == Amaf::Similar && refn != ni { self.sim.weight[r] } else { 1.0 };
+            let hinted = ni == self.root as usize && self.hinted.iter().any(|h| h.0 as usize == r);
             let foreign = refn != ni;
             if foreign && self.amaf.pos_of[r].0 != refn as u32 {
                 self.index_reference(refn, r);
@@ -448,6 +592,13 @@ impl<M: StateMachine> Mcts<M> {
                 for j in 0..k {
                     let m = (start + j) % k;
                     let n = node.n[lo + m];
+                    if hinted && self.hinted.iter().any(|h| h.0 as usize == r && h.1 == node.moves[lo + m]) {
+                        // Proven lost by a similarity hint: searched only if all else is.
+                        if best_v == f64::NEG_INFINITY {
+                            best = m;
+                        }
+                        continue;
+                    }
                     let v = if amaf == Amaf::Off {
                         if n == 0 {
                             f64::INFINITY
@@ -459,12 +610,12 @@ impl<M: StateMachine> Mcts<M> {
                             let g = node.gid[lo + m] as usize;
                             if self.amaf.pos_stamp[g] == self.amaf.pos_of[r].1 {
                                 let i = self.amaf.pos[g] as usize;
-                                (src.an[i], src.aw[i])
+                                (src.an[i] as f64 * weight, src.aw[i] * weight)
                             } else {
-                                (0, 0.0)
+                                (0.0, 0.0)
                             }
                         } else {
-                            (node.an[lo + m], node.aw[lo + m])
+                            (node.an[lo + m] as f64, node.aw[lo + m])
                         };
                         rave_value(n, node.w[lo + m], an, aw, bias, c, ln)
                     };
@@ -561,6 +712,84 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    /// Similarity-guided AMAF, at node `cur` on the way down: signs the node when it has
+    /// `sim_visits` visits (within the time share), makes it the path's proxy if signed, adds
+    /// it to the candidates of the roles that choose there when it has `grave_ref` visits,
+    /// and then picks each role's reference anew: the closest of its last three candidates
+    /// whose similarity to the proxy is at least `sim_rho`.
+    fn similar_step(&mut self, machine: &mut M, cur: usize) {
+        let node = &self.nodes[cur];
+        if !node.sig_tried && !node.solved && node.visits >= self.cfg.sim_visits {
+            let stats = &self.sim.stats;
+            let spent = stats.signature_time + stats.comparison_time();
+            let elapsed = stats.search_time + self.sim.started.elapsed();
+            if spent.as_secs_f64() <= self.cfg.sim_share * elapsed.as_secs_f64() {
+                let t = Instant::now();
+                let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
+                let sig = scratch.compute(machine, &self.nodes[cur].state, self.cfg.sim_depth);
+                let stats = &mut self.sim.stats;
+                stats.signature_time += t.elapsed();
+                stats.signatures += 1;
+                stats.too_large += u64::from(sig.is_none());
+                let node = &mut self.nodes[cur];
+                node.sig = sig.map(Box::new);
+                node.sig_tried = true;
+            } else {
+                self.sim.stats.skipped_for_time += 1;
+            }
+        }
+        let node = &self.nodes[cur];
+        if node.sig.is_none() {
+            return;
+        }
+        self.sim.proxy = cur as u32;
+        if node.visits >= self.cfg.grave_ref {
+            for r in 0..self.roles {
+                if self.nodes[cur].count(r) > 1 {
+                    self.sim.cands[r].push(cur as u32);
+                }
+            }
+        }
+        for r in 0..self.roles {
+            self.amaf.refs[r] = NONE;
+            self.sim.weight[r] = 1.0;
+            let k = self.sim.cands[r].len();
+            for i in (k.saturating_sub(3)..k).rev() {
+                let c = self.sim.cands[r][i];
+                let s = self.similarity(cur, c as usize);
+                if s >= self.cfg.sim_rho {
+                    self.amaf.refs[r] = c;
+                    self.sim.weight[r] = s;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Tactical similarity of two signed nodes, remembered at `a` for its last `b`.
+    fn similarity(&mut self, a: usize, b: usize) -> f64 {
+        if a == b {
+            return 1.0;
+        }
+        if self.nodes[a].sim_memo.0 == b as u32 {
+            return self.nodes[a].sim_memo.1 as f64;
+        }
+        let stats = &mut self.sim.stats;
+        stats.comparisons += 1;
+        let timed = stats.comparisons % SAMPLE == 0;
+        let t = timed.then(Instant::now);
+        let s = match (&self.nodes[a].sig, &self.nodes[b].sig) {
+            (Some(x), Some(y)) => x.similarity(y),
+            _ => 0.0,
+        };
+        if let Some(t) = t {
+            stats.sampled += 1;
+            stats.sampled_time += t.elapsed();
+        }
+        self.nodes[a].sim_memo = (b as u32, s as f32);
+        s
+    }
+
     /// One iteration: select, expand one node, playout, back up.
     fn iterate(&mut self, machine: &mut M) {
         if self.nodes.len() >= self.cfg.node_budget {
@@ -570,12 +799,21 @@ impl<M: StateMachine> Mcts<M> {
         self.path_moves.clear();
         self.amaf.seq.clear();
         let grave = self.cfg.amaf == Amaf::Grave;
-        if grave {
+        let similar = self.cfg.amaf == Amaf::Similar;
+        if grave || similar {
             let a = &mut self.amaf;
             a.refs.clear();
             a.refs.resize(self.roles, NONE);
             a.pos_of.clear();
             a.pos_of.resize(self.roles, (NONE, 0));
+        }
+        if similar {
+            let sim = &mut self.sim;
+            sim.cands.resize_with(self.roles, Vec::new);
+            sim.cands.iter_mut().for_each(Vec::clear);
+            sim.weight.clear();
+            sim.weight.resize(self.roles, 1.0);
+            sim.proxy = NONE;
         }
         let mut ended = true;
         let mut cur = self.root as usize;
@@ -593,6 +831,9 @@ impl<M: StateMachine> Mcts<M> {
                         self.amaf.refs[r] = cur as u32;
                     }
                 }
+            }
+            if similar {
+                self.similar_step(machine, cur);
             }
             let code = self.select_joint(cur);
             self.path.push(cur as u32);
@@ -815,17 +1056,15 @@ impl<M: StateMachine> Mcts<M> {
     /// reward (0) while some other move is not. Each with the proof's line: the joint child
     /// worst for `role`, then at each proven node a child holding the node's proven values,
     /// down to a terminal state. Reported once per (state, move).
-    fn find_traps(&mut self, role: usize, chosen: M::Move) {
+    /// With `trap_hints`, each is remembered for the hints of later roots.
+    fn find_traps(&mut self, machine: &mut M, role: usize, chosen: M::Move) {
         let ri = self.root as usize;
         let proven = self.proven_moves(ri, role);
         let lost = |p: &Option<f64>| p.is_some_and(|v| v <= 0.0);
         if !proven.iter().any(lost) || proven.iter().all(lost) {
             return;
         }
-        let hash = {
-            use std::hash::{BuildHasher, BuildHasherDefault};
-            BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(&self.nodes[ri].state)
-        };
+        let hash = state_hash(&self.nodes[ri].state);
         let (lo, k) = (self.nodes[ri].offs[role] as usize, self.nodes[ri].count(role));
         let radix = self.radix(ri, role);
         for i in (0..k).filter(|&i| lost(&proven[i])) {
@@ -860,6 +1099,57 @@ impl<M: StateMachine> Mcts<M> {
                 value: proven[i].unwrap_or(0.0),
                 how: "solver",
                 chosen,
+                hint: None,
+            });
+            if self.cfg.trap_hints && complete {
+                let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
+                let state = self.nodes[ri].state.clone();
+                let line = &self.traps.last().expect("just pushed").line;
+                self.memory.remember(machine, scratch, self.cfg.sim_depth, &state, role, line);
+            }
+        }
+    }
+
+    /// Similarity hints at a new root (see [`super::trap_memory`]): the moves of `role` that
+    /// remembered traps of similar positions lead the exact finder to prove lost. They are
+    /// kept out of the search and reported once the move is chosen.
+    fn check_hints(&mut self, machine: &mut M, role: usize) {
+        let ri = self.root as usize;
+        if self.memory.is_empty() || self.nodes[ri].solved {
+            return;
+        }
+        let state = self.nodes[ri].state.clone();
+        let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
+        let sig = match &self.nodes[ri].sig {
+            Some(sig) => (**sig).clone(),
+            None => match scratch.compute(machine, &state, self.cfg.sim_depth) {
+                Some(sig) => sig,
+                None => return,
+            },
+        };
+        let proven = self.proven_moves(ri, role);
+        let (lo, k) = (self.nodes[ri].offs[role] as usize, self.nodes[ri].count(role));
+        let known: Vec<M::Move> = (0..k)
+            .filter(|&i| proven.get(i).is_some_and(|p| p.is_some()))
+            .map(|i| self.nodes[ri].moves[lo + i])
+            .collect();
+        let found =
+            self.memory.check(machine, &state, &sig, self.cfg.sim_depth, role, self.cfg.sim_rho, HINT_BUDGET, &known);
+        let hash = state_hash(&state);
+        for h in found {
+            if !self.reported.insert((hash, h.mv)) {
+                continue;
+            }
+            self.hinted.push((role as u32, h.mv));
+            self.hint_finds.push(TrapFound {
+                role,
+                mv: h.mv,
+                line: h.line,
+                complete: h.complete,
+                value: 0.0,
+                how: "similarity",
+                chosen: h.mv,
+                hint: Some(h.hint),
             });
         }
     }
@@ -873,7 +1163,12 @@ impl<M: StateMachine> Mcts<M> {
             return None;
         }
         let lo = node.offs[role] as usize;
-        let proven = self.proven_moves(self.root as usize, role);
+        let mut proven = self.proven_moves(self.root as usize, role);
+        for (i, p) in proven.iter_mut().enumerate() {
+            if p.is_none() && self.hinted.iter().any(|h| h.0 as usize == role && h.1 == node.moves[lo + i]) {
+                *p = Some(0.0);
+            }
+        }
         if let Some(i) = (0..k).find(|&i| proven[i].is_some_and(|v| v >= 1.0)) {
             return Some((i, 1.0, true));
         }
@@ -924,10 +1219,20 @@ where
         if root.solved && root.moves.is_empty() {
             return None;
         }
+        self.sim.started = Instant::now();
+        let root_hash = state_hash(&root.state);
+        if self.hinted_at != Some(root_hash) {
+            self.hinted.clear();
+            self.hinted_at = Some(root_hash);
+            // The hints cost milliseconds: not when the clock is nearly out.
+            if self.cfg.trap_hints && limit.deadline.saturating_duration_since(Instant::now()) > HINT_MIN_TIME {
+                self.check_hints(machine, role);
+            }
+        }
         let mut iterations = 0u64;
         // Nothing to think about with a single legal move (the tree still grows below it on
         // the other roles' turns).
-        let single = root.count(role) == 1;
+        let single = self.nodes[self.root as usize].count(role) == 1;
         if !single {
             while !self.nodes[self.root as usize].solved && !limit.over() && !limit.spent(iterations) {
                 self.iterate(machine);
@@ -942,15 +1247,24 @@ where
                 iterations += 1;
             }
         }
+        self.sim.stats.search_time += self.sim.started.elapsed();
         let (idx, value, proven) = self.best(role)?;
         let root = &self.nodes[self.root as usize];
         let mv = root.moves[root.offs[role] as usize + idx];
-        self.find_traps(role, mv);
+        for mut t in self.hint_finds.drain(..) {
+            t.chosen = mv;
+            self.traps.push(t);
+        }
+        self.find_traps(machine, role, mv);
         Some(Choice { mv, value: Some(value), iterations, proven })
     }
 
     fn take_traps(&mut self) -> Vec<TrapFound<M::Move>> {
         std::mem::take(&mut self.traps)
+    }
+
+    fn similarity_stats(&self) -> Option<SimStats> {
+        Some(self.sim.stats)
     }
 }
 

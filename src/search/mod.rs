@@ -5,6 +5,7 @@
 
 pub mod factored;
 pub mod mcts;
+pub mod trap_memory;
 
 pub use factored::{FactoredMcts, FactoredOptions};
 pub use mcts::{Mcts, MctsConfig, ParallelMcts};
@@ -84,10 +85,30 @@ pub struct TrapFound<Mv> {
     pub complete: bool,
     /// The role's proven value after the move, 0..=1.
     pub value: f64,
-    /// How it was found: `"solver"` (MCTS-Solver proved the move lost).
+    /// How it was found: `"solver"` (MCTS-Solver proved the move lost) or `"similarity"`
+    /// (a similarity hint led the exact trap finder to it: see [`trap_memory`]).
     pub how: &'static str,
     /// The move the search chose.
     pub chosen: Mv,
+    /// For a trap found by a similarity hint: where the hint came from.
+    pub hint: Option<Hint>,
+}
+
+/// A similarity hint that found a trap: the remembered trap position it came from, how
+/// similar that position was, and the moves move matching paired.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Hint {
+    /// The measure and its depth (`tactics d=2`).
+    pub measure: String,
+    /// The similarity of the remembered position to this one.
+    pub similarity: f64,
+    /// The remembered position's facts, and its trap move.
+    pub source: Vec<String>,
+    pub source_move: String,
+    /// The refutation's first reply there (the choosing roles' moves), and the reply move
+    /// matching paired with it here, when the refutation went through it.
+    pub killer: Option<String>,
+    pub matched_killer: Option<String>,
 }
 
 /// A move chooser. Implementations keep what they like between calls (MCTS keeps its tree).
@@ -100,6 +121,10 @@ pub trait Search<M: StateMachine>: Send {
     /// nothing find none).
     fn take_traps(&mut self) -> Vec<TrapFound<M::Move>> {
         Vec::new()
+    }
+    /// What similarity-guided AMAF has cost this searcher (MCTS only).
+    fn similarity_stats(&self) -> Option<mcts::SimStats> {
+        None
     }
 }
 

@@ -26,6 +26,8 @@
 //!   their rewards: how alike the tactics of two positions are.
 //! - [`outcome_shapes`] (ours): the same without the moves: how many sequences end the game
 //!   at each depth with each reward; [`tactics`] (ours): the larger of the two.
+//! - [`TacticsSig`]: tactical similarity from a signature computed once per position, for
+//!   comparing positions inside a search ([`signature`]).
 //! - [`move_matching`]: the moves of two positions paired by that assignment (the paper's
 //!   *move matching*), and [`match_counts`], the pairs over the first two plies by frequency.
 //!
@@ -37,10 +39,12 @@
 
 pub mod chess;
 pub mod machine;
+pub mod signature;
 pub mod ted;
 pub mod tree;
 
 pub use machine::MachineView;
+pub use signature::{SigScratch, TacticsSig};
 pub use tree::{n, Labels, LocalTree, Nested, Sub};
 
 use pathfinding::kuhn_munkres::kuhn_munkres_min;

@@ -1,0 +1,258 @@
+//! Similarity hints for traps (Evans and Turrini, `../shared/papers/positional-similarity-
+//! traps.txt`, section 3's *move matching* and section 5.1): a trap proven once in a match
+//! is remembered with its position's tactical signature, and when a later position is
+//! similar to it, the move that move matching pairs with the trap move is checked first,
+//! by the exact trap finder, starting from the reply that move matching pairs with the
+//! refutation's killer move.
+//!
+//! What is remembered ([`TrapMemo`]): the position, its [`TacticsSig`], the role, the trap
+//! move, the killer move (the others' first reply in the refutation) and the depth within
+//! which the loss was forced. What a check does ([`TrapMemory::check`]), for a root where
+//! the role alone chooses:
+//! 1. the memos of the role whose position's tactical similarity to the root is at least ρ,
+//!    most similar first, three at most;
+//! 2. move matching (structural similarity over continuations at depth 1, the assignment of
+//!    [`crate::similarity::move_matching`]) between the memo's position and the root, on
+//!    local trees of depth 2: the root move paired with the trap move;
+//! 3. move matching between the two positions after those moves: the reply paired with the
+//!    killer move;
+//! 4. the exact trap finder ([`crate::traps::TrapSearch`]) on the root after the paired move
+//!    and the paired killer, for the remaining depth; if that fails, on the root after the
+//!    paired move alone, for the whole depth. Either proves the paired move lost.
+//!
+//! All of it runs once per root, before the search, within a node budget: nothing here is on
+//! the search's hot path.
+
+use super::Hint;
+use crate::machine::StateMachine;
+use crate::similarity::machine::{joint_moves, MachineView};
+use crate::similarity::{move_matching, Base, Labels, LocalTree, SigScratch, Sub, TacticsSig};
+use crate::traps::TrapSearch;
+
+/// The name of the measure the hints compare positions by, as the trap log writes it.
+pub const MEASURE: &str = "tactics";
+
+/// A trap proven earlier in the match.
+pub struct TrapMemo<M: StateMachine> {
+    state: M::State,
+    facts: Vec<String>,
+    sig: TacticsSig,
+    role: usize,
+    mv_text: String,
+    /// The label of the refutation's first reply (the choosing roles' moves), if the loss
+    /// was not on the board at once.
+    killer: Option<String>,
+    /// Joint moves after the trap move within which the loss is forced.
+    depth: u32,
+}
+
+/// A trap proven by a hint.
+pub struct HintCheck<Mv> {
+    pub mv: Mv,
+    /// The trap move's joint move, then the matched killer's when it was the refutation.
+    pub line: Vec<Vec<Mv>>,
+    pub complete: bool,
+    pub hint: Hint,
+}
+
+/// The traps of a match, most recent last.
+pub struct TrapMemory<M: StateMachine> {
+    memos: Vec<TrapMemo<M>>,
+    labels: Labels,
+    legal: Vec<Vec<M::Move>>,
+}
+
+/// Memos kept (the oldest go first).
+const CAP: usize = 32;
+/// Memos checked per root.
+const CHECKS: usize = 3;
+/// Deepest trap remembered (the exact finder's cost grows with it).
+const MAX_DEPTH: u32 = 5;
+
+impl<M: StateMachine> Default for TrapMemory<M> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<M: StateMachine> TrapMemory<M> {
+    pub fn new() -> Self {
+        TrapMemory { memos: Vec::new(), labels: Labels::new(), legal: Vec::new() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.memos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.memos.is_empty()
+    }
+
+    /// Remembers that `mv` of `role` in `state` is a trap with the refutation `line` (joint
+    /// moves, the trap's first), when the line is complete and not too deep.
+    pub fn remember(
+        &mut self,
+        m: &mut M,
+        scratch: &mut SigScratch<M>,
+        sig_depth: u32,
+        state: &M::State,
+        role: usize,
+        line: &[Vec<M::Move>],
+    ) {
+        let Some(first) = line.first() else { return };
+        let depth = line.len() as u32 - 1;
+        if depth > MAX_DEPTH || !sole_chooser(m, state, role, &mut self.legal) {
+            return;
+        }
+        let mv_text = m.move_text(first[role]);
+        let facts = m.state_facts(state);
+        if self.memos.iter().any(|t| t.role == role && t.mv_text == mv_text && t.facts == facts) {
+            return;
+        }
+        let Some(sig) = scratch.compute(m, state, sig_depth) else { return };
+        let killer = line.get(1).and_then(|reply| {
+            let mut after = state.clone();
+            m.next_state(state, first, &mut after);
+            joint_moves(m, &after, &mut self.legal).into_iter().find(|(_, j)| j == reply).map(|(label, _)| label)
+        });
+        if self.memos.len() == CAP {
+            self.memos.remove(0);
+        }
+        self.memos.push(TrapMemo { state: state.clone(), facts, sig, role, mv_text, killer, depth });
+    }
+
+    /// Checks `root` (signature `sig`, of depth `sig_depth`) for the traps of similar
+    /// remembered positions, as the module says; `skip`: moves already known lost. At most
+    /// `budget` states per exact search.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check(
+        &mut self,
+        m: &mut M,
+        root: &M::State,
+        sig: &TacticsSig,
+        sig_depth: u32,
+        role: usize,
+        rho: f64,
+        budget: u64,
+        skip: &[M::Move],
+    ) -> Vec<HintCheck<M::Move>> {
+        let mut out: Vec<HintCheck<M::Move>> = Vec::new();
+        if !sole_chooser(m, root, role, &mut self.legal) {
+            return out;
+        }
+        let root_joint: Vec<M::Move> = self.legal.iter().map(|l| l[0]).collect();
+        let mut similar: Vec<(f64, usize)> = (0..self.memos.len())
+            .filter(|&i| self.memos[i].role == role)
+            .map(|i| (self.memos[i].sig.similarity(sig), i))
+            .collect();
+        tracing::debug!(memos = self.memos.len(), similarities = ?similar.iter().map(|x| x.0).collect::<Vec<_>>(), "trap hints");
+        similar.retain(|&(s, _)| s >= rho);
+        similar.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let labels = &mut self.labels;
+        let mut root_tree: Option<LocalTree> = None;
+        for &(s, i) in similar.iter().take(CHECKS) {
+            let memo = &self.memos[i];
+            let tb =
+                root_tree.get_or_insert_with(|| LocalTree::expand(&mut MachineView::new(m, role), root, 2, labels));
+            let ta = LocalTree::expand(&mut MachineView::new(m, role), &memo.state, 2, labels);
+            let Some(text) = paired(ta.root(), tb.root(), &memo.mv_text, labels) else {
+                tracing::debug!(similarity = s, source_move = %memo.mv_text, "trap hint: no move paired");
+                continue;
+            };
+            m.legal_moves(root, role, &mut self.legal[role]);
+            let Some(&mv) = self.legal[role].iter().find(|&&x| m.move_text(x) == text) else { continue };
+            if skip.contains(&mv) || out.iter().any(|h| h.mv == mv) {
+                continue;
+            }
+            let mut joint = root_joint.clone();
+            joint[role] = mv;
+            let mut after = root.clone();
+            m.next_state(root, &joint, &mut after);
+            // The reply paired with the killer, after the two moves.
+            fn child<'t>(t: &'t LocalTree, label: &str, labels: &Labels) -> Option<Sub<'t>> {
+                let id = labels.get(label);
+                t.root().children().find(|c| Some(c.label()) == id)
+            }
+            let killer_text = memo.killer.as_ref().and_then(|k| {
+                let (sa, sb) = (child(&ta, &memo.mv_text, labels)?, child(tb, &text, labels)?);
+                paired(sa, sb, k, labels)
+            });
+            let killer_joint = killer_text.as_ref().and_then(|k| {
+                joint_moves(m, &after, &mut self.legal).into_iter().find(|(l, _)| l == k).map(|(_, j)| j)
+            });
+            let twice = killer_joint.as_ref().map(|kj| {
+                let mut twice = after.clone();
+                m.next_state(&after, kj, &mut twice);
+                let ended = m.is_terminal(&twice);
+                (kj.clone(), twice, ended)
+            });
+            let ended = m.is_terminal(&after);
+            let depth = memo.depth;
+            let (source, source_move, killer) = (memo.facts.clone(), memo.mv_text.clone(), memo.killer.clone());
+            let mut finder = TrapSearch::new(m, role, 0, budget);
+            let mut line = None;
+            if let Some((kj, twice, twice_ended)) = twice {
+                if finder.forced(&twice, depth.saturating_sub(1)) == Some(true) {
+                    line = Some((vec![joint.clone(), kj], twice_ended, true));
+                }
+            }
+            if line.is_none() {
+                finder.reset_budget();
+                if finder.forced(&after, depth) == Some(true) {
+                    line = Some((vec![joint.clone()], ended, false));
+                }
+            }
+            tracing::debug!(
+                similarity = s,
+                source_move = %memo.mv_text,
+                paired = %text,
+                killer = ?memo.killer,
+                matched_killer = ?killer_text,
+                proven = line.is_some(),
+                "trap hint checked"
+            );
+            let Some((line, complete, by_killer)) = line else { continue };
+            out.push(HintCheck {
+                mv,
+                line,
+                complete,
+                hint: Hint {
+                    measure: format!("{MEASURE} d={sig_depth}"),
+                    similarity: s,
+                    source,
+                    source_move,
+                    killer,
+                    matched_killer: if by_killer { killer_text } else { None },
+                },
+            });
+        }
+        out
+    }
+}
+
+/// The label that move matching pairs with `label` (a move of `a`) among `b`'s moves.
+fn paired(a: Sub, b: Sub, label: &str, labels: &Labels) -> Option<String> {
+    let pairs = move_matching(a, b, Base::Continuations(1), labels)?;
+    pairs.into_iter().find(|p| p.first == label).map(|p| p.second)
+}
+
+/// Whether `role` is the only role with more than one legal move in `state` (and every
+/// role has one); leaves the legal moves in `legal`.
+fn sole_chooser<M: StateMachine>(m: &mut M, state: &M::State, role: usize, legal: &mut Vec<Vec<M::Move>>) -> bool {
+    if m.is_terminal(state) {
+        return false;
+    }
+    let roles = m.roles().len();
+    legal.resize_with(roles, Vec::new);
+    for (r, l) in legal.iter_mut().enumerate() {
+        m.legal_moves(state, r, l);
+        if l.is_empty() || (r != role && l.len() > 1) {
+            return false;
+        }
+    }
+    legal[role].len() > 1
+}
+
+#[cfg(test)]
+#[path = "trap_memory_tests.rs"]
+mod tests;
