@@ -158,9 +158,9 @@ enum Cmd {
         budget: u64,
         #[arg(long)]
         json: bool,
-        /// Summarise a trap log (`serve --trap-log`, `matches/ID.traps.jsonl`) instead: per
-        /// game, traps found, avoided, and how found.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["game", "chess", "moves", "record", "step"])]
+        /// Summarise a trap log (`serve --trap-log`, `matches/ID.traps.jsonl`), or every
+        /// `*.traps.jsonl` of a folder, instead: per game, traps found, avoided, and how found.
+        #[arg(long, value_name = "FILE|DIR", conflicts_with_all = ["game", "chess", "moves", "record", "step"])]
         log: Option<PathBuf>,
     },
     /// Two positions compared by every similarity measure, and their moves matched

@@ -540,18 +540,21 @@ pub fn summarise_log(path: &Path, json: bool) -> Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        println!("| game | matches | traps found | avoided | depth (joint moves after the trap) | found by |");
-        println!("|---|---|---|---|---|---|");
+        println!("| game | matches | traps found | avoided | depth (joint moves after the trap) | found by | avoided, by how found |");
+        println!("|---|---|---|---|---|---|---|");
         for (game, g) in &s.games {
-            let by: Vec<String> = g.by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let list = |m: &std::collections::BTreeMap<String, u64>| {
+                m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+            };
             println!(
-                "| {game} | {} | {} | {} | {}-{} | {} |",
+                "| {game} | {} | {} | {} | {}-{} | {} | {} |",
                 g.matches,
                 g.found,
                 g.avoided,
                 g.depth_min,
                 g.depth_max,
-                by.join(", ")
+                list(&g.by),
+                list(&g.avoided_by)
             );
         }
         let (found, avoided): (u64, u64) = s.games.values().fold((0, 0), |a, g| (a.0 + g.found, a.1 + g.avoided));

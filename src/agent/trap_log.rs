@@ -140,7 +140,10 @@ pub fn info_line(e: &TrapEvent) {
 pub struct GameSummary {
     pub found: u64,
     pub avoided: u64,
+    /// Traps found, and traps avoided, by how they were found (`solver`, `similarity`).
     pub by: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub avoided_by: BTreeMap<String, u64>,
     /// Matches with at least one detection.
     pub matches: u64,
     /// Least, and greatest depth.
@@ -148,26 +151,55 @@ pub struct GameSummary {
     pub depth_max: usize,
 }
 
-/// What a log holds, per game (the game as written, or `?`), and lines that did not parse.
+/// What a log holds, per game (the game as written, or `?`), and lines that did not parse
+/// (`FILE:LINE`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
     pub games: BTreeMap<String, GameSummary>,
-    pub bad_lines: Vec<usize>,
+    pub bad_lines: Vec<String>,
 }
 
-/// Reads a trap log and sums it up per game. Lines that are not events are listed by
-/// number, not fatal (a log cut by a crash ends in half a line).
+/// Reads a trap log, or every `*.traps.jsonl` of a folder (the manager's match folder), and
+/// sums it up per game. Lines that are not events are listed, not fatal (a log cut by a
+/// crash ends in half a line).
 pub fn summarise(path: &Path) -> Result<Summary, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(".traps.jsonl"))
+            .collect();
+        v.sort();
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
     let mut out = Summary::default();
     let mut seen_matches: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        summarise_file(file, &mut out, &mut seen_matches)?;
+    }
+    for (game, ids) in seen_matches {
+        if let Some(g) = out.games.get_mut(&game) {
+            g.matches = ids.len() as u64;
+        }
+    }
+    Ok(out)
+}
+
+fn summarise_file(
+    path: &Path,
+    out: &mut Summary,
+    seen_matches: &mut BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Result<(), String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
         if line.trim().is_empty() {
             continue;
         }
         let Ok(e) = serde_json::from_str::<TrapEvent>(&line) else {
-            out.bad_lines.push(i + 1);
+            out.bad_lines.push(format!("{}:{}", path.display(), i + 1));
             continue;
         };
         let game = if e.game.is_empty() { "?".to_string() } else { e.game.clone() };
@@ -179,14 +211,12 @@ pub fn summarise(path: &Path) -> Result<Summary, String> {
         g.found += 1;
         g.avoided += e.avoided as u64;
         *g.by.entry(e.found_by.clone()).or_default() += 1;
+        if e.avoided {
+            *g.avoided_by.entry(e.found_by.clone()).or_default() += 1;
+        }
         seen_matches.entry(game).or_default().insert(e.match_id);
     }
-    for (game, ids) in seen_matches {
-        if let Some(g) = out.games.get_mut(&game) {
-            g.matches = ids.len() as u64;
-        }
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Counts the events in a log (0 when it does not exist).

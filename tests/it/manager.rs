@@ -719,3 +719,55 @@ fn the_trap_suite_takes_positions_from_records_and_scores_each_agent() {
     assert!(table.contains("| planted_trap | mcts | 1 | 100% (1/1) |"), "{table}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("1 trap positions from 1 records"), "{}", text(&o));
 }
+
+/// `factotum traps --log DIR` sums every `*.traps.jsonl` of a match folder, and counts the
+/// traps found and avoided by how they were found; a hint's fields survive the round trip.
+#[test]
+fn trap_logs_of_a_folder_are_summarised_by_how_found() {
+    use factotum::agent::trap_log::{TrapEvent, TrapLog};
+    use factotum::search::Hint;
+    let t = Temp::new("trapdir");
+    let event = |id: &str, how: &str, avoided: bool| TrapEvent {
+        match_id: id.into(),
+        game: "g.kif".into(),
+        step: 3,
+        role: "red".into(),
+        state: vec!["( control red )".into()],
+        state_hash: "0".into(),
+        trap_move: "( drop 1 )".into(),
+        refutation: vec![vec!["( drop 1 )".into(), "noop".into()], vec!["noop".into(), "( drop 4 )".into()]],
+        depth: 1,
+        refutation_complete: true,
+        found_by: how.into(),
+        hint: (how == "similarity").then(|| Hint {
+            measure: "tactics d=2".into(),
+            similarity: 0.75,
+            source: vec!["( control red )".into(), "( cell 5 1 yellow )".into()],
+            source_move: "( drop 2 )".into(),
+            killer: Some("( drop 4 )".into()),
+            matched_killer: Some("( drop 4 )".into()),
+        }),
+        value: 0.0,
+        chosen: "( drop 4 )".into(),
+        avoided,
+        time_ms: 1,
+    };
+    let a = TrapLog::open(&t.0.join("m1.traps.jsonl")).unwrap();
+    a.write(&event("m1", "solver", true));
+    a.write(&event("m1", "similarity", true));
+    let b = TrapLog::open(&t.0.join("m2.traps.jsonl")).unwrap();
+    b.write(&event("m2", "similarity", false));
+    std::fs::write(t.0.join("m2.json"), "{}").unwrap();
+    let o = factotum(&["traps", "--log", t.0.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("| g.kif | 2 | 3 | 2 | 1-1 | similarity 2, solver 1 | similarity 1, solver 1 |"), "{table}");
+    let o = factotum(&["traps", "--log", t.0.to_str().unwrap(), "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["games"]["g.kif"]["avoided_by"]["similarity"], 1, "{v}");
+    let line = std::fs::read_to_string(t.0.join("m1.traps.jsonl")).unwrap();
+    let back: TrapEvent = serde_json::from_str(line.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(back, event("m1", "similarity", true));
+    let plain: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    assert!(plain.get("hint").is_none(), "no hint field on a solver's detection: {plain}");
+}
