@@ -1133,8 +1133,11 @@ impl<M: StateMachine> Mcts<M> {
             .filter(|&i| proven.get(i).is_some_and(|p| p.is_some()))
             .map(|i| self.nodes[ri].moves[lo + i])
             .collect();
+        let t = Instant::now();
         let found =
             self.memory.check(machine, &state, &sig, self.cfg.sim_depth, role, self.cfg.sim_rho, HINT_BUDGET, &known);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(ms, found = found.len(), memos = self.memory.len(), "trap hints checked");
         let hash = state_hash(&state);
         for h in found {
             if !self.reported.insert((hash, h.mv)) {

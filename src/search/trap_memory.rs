@@ -68,6 +68,10 @@ const CAP: usize = 32;
 const CHECKS: usize = 3;
 /// Deepest trap remembered (the exact finder's cost grows with it).
 const MAX_DEPTH: u32 = 5;
+/// Most moves of the role at a position hints compare: move matching expands local trees of
+/// depth 2 (about the square of it in states, with printed labels), so wider games (pentago's
+/// 288 moves, amazons') go without hints.
+const MAX_MOVES: usize = 128;
 
 impl<M: StateMachine> Default for TrapMemory<M> {
     fn default() -> Self {
@@ -237,7 +241,7 @@ fn paired(a: Sub, b: Sub, label: &str, labels: &Labels) -> Option<String> {
 }
 
 /// Whether `role` is the only role with more than one legal move in `state` (and every
-/// role has one); leaves the legal moves in `legal`.
+/// role has one), with at most [`MAX_MOVES`]; leaves the legal moves in `legal`.
 fn sole_chooser<M: StateMachine>(m: &mut M, state: &M::State, role: usize, legal: &mut Vec<Vec<M::Move>>) -> bool {
     if m.is_terminal(state) {
         return false;
@@ -250,7 +254,7 @@ fn sole_chooser<M: StateMachine>(m: &mut M, state: &M::State, role: usize, legal
             return false;
         }
     }
-    legal[role].len() > 1
+    legal[role].len() > 1 && legal[role].len() <= MAX_MOVES
 }
 
 #[cfg(test)]
