@@ -640,6 +640,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
             eprintln!("{game}: no propnet; skipped");
             continue;
         };
+        let pristine = m.clone();
         type State = <PropnetMachine as StateMachine>::State;
         // Each position with the role's last `history` positions before it.
         let mut positions: Vec<(SuitePosition, State, Vec<State>)> = Vec::new();
@@ -716,6 +717,11 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                 let (mut sim_time, mut search_time) = (0.0f64, 0.0f64);
                 for (i, (pos, s, hist)) in positions.iter().enumerate() {
                     let mut search = cfg.searcher::<PropnetMachine>(cfg.seed.wrapping_add(i as u64));
+                    // A machine fresh from the build for each search: the propnet's
+                    // incremental legal sets keep the order their history gave them, and
+                    // random playouts pick by position in them, so a machine that has
+                    // played before would make the result depend on what ran first.
+                    let mut m = pristine.clone();
                     for h in hist {
                         search.select(&mut m, h, pos.role, Limit::iterations(n));
                     }
