@@ -579,6 +579,12 @@ pub struct SuiteOpts {
     pub json: bool,
 }
 
+/// Whether `text` is one of `traps` (compared canonically).
+fn is_trap_text(traps: &[String], text: &str) -> bool {
+    let want = factotum::machine::canonical_move_text(text);
+    traps.iter().any(|t| factotum::machine::canonical_move_text(t) == want)
+}
+
 /// A position of the suite: a state reached in a recorded match where one role chooses and
 /// has a trap, with its moves' verdicts.
 struct SuitePosition {
@@ -739,13 +745,14 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                         search_time += (after.search_time - before.search_time).as_secs_f64();
                     }
                     let text = m.move_text(c.mv);
-                    let is_trap = |t: &str| {
-                        factotum::machine::canonical_move_text(t) == factotum::machine::canonical_move_text(&text)
-                    };
-                    let avoid = !pos.traps.iter().any(|t| is_trap(t));
+                    let avoid = !is_trap_text(&pos.traps, &text);
                     avoided += avoid as usize;
                     // Avoided because a similarity hint proved a trap here.
-                    by_hint += (avoid && search.take_traps().iter().any(|t| t.how == "similarity")) as usize;
+                    let hinted = search
+                        .take_traps()
+                        .iter()
+                        .any(|t| t.how == "similarity" && is_trap_text(&pos.traps, &m.move_text(t.mv)));
+                    by_hint += (avoid && hinted) as usize;
                 }
                 total[a][b].0 += avoided;
                 total[a][b].1 += positions.len();

@@ -121,8 +121,8 @@ fn batched_playouts_allocate_nothing() {
 /// An MCTS iteration allocates nothing but the node it adds: with a node budget of one (the
 /// root), iterations select at the root, play out and back up, and (after a warm-up) make no
 /// allocation, for plain UCT and every AMAF variant (their marks, reference indexes and
-/// recorded playouts are reused buffers; similarity-guided AMAF's signature is the node's,
-/// made once, and its comparisons allocate nothing).
+/// recorded playouts are reused buffers; similarity-guided AMAF allocates a signature once
+/// per node, here the root's during the warm-up, and its comparisons allocate nothing).
 #[test]
 fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
     use factotum::search::mcts::{Amaf, Mcts, MctsConfig};

@@ -9,7 +9,8 @@
 //! adds one node, runs a random playout from it and backs the per-role rewards up the
 //! path. When the tree reaches its node budget it is cut back to its most visited half
 //! (recycling), so memory stays bounded and the tree keeps growing where search goes.
-//! Buffers are reused, so an iteration allocates only for the node it adds.
+//! Buffers are reused, so an iteration allocates only for the node it adds (and, with
+//! similarity-guided AMAF, for the one signature a node gets when it is signed).
 //!
 //! **The AMAF family** ([`Amaf`]): all-moves-as-first statistics per (node, role, move),
 //! gathered from every move a role played later in the same iteration (in the tree below
@@ -59,8 +60,10 @@ pub enum Amaf {
     /// `sim_rho`, weighted by that similarity (ñ and w̃ scaled by it). The nearest three such
     /// candidates are tried; where none is similar enough, the node's own statistics. A node's
     /// signature is computed once, when it reaches `sim_visits` visits; a node not yet signed
-    /// is judged by its closest signed ancestor. Signatures and comparisons are kept to
-    /// `sim_share` of the search's time.
+    /// is judged by its closest signed ancestor (the references chosen there stay). A new
+    /// signature is computed only while signatures and comparisons have taken at most
+    /// `sim_share` of the search's time; comparisons (memoised per node) are measured, not
+    /// throttled.
     Similar,
 }
 
@@ -156,7 +159,9 @@ pub fn rave_value(n: u32, w: f64, amaf_n: f64, amaf_w: f64, bias: f64, c: f64, l
 const NONE: u32 = u32::MAX;
 
 /// States the exact trap finder may expand per similarity hint.
-const HINT_BUDGET: u64 = 20_000;
+const HINT_BUDGET: u64 = 5_000;
+/// Share of the time left that similarity hints may start new checks in.
+const HINT_SHARE: u32 = 10;
 /// Time a search must have left for similarity hints to be checked.
 const HINT_MIN_TIME: Duration = Duration::from_millis(100);
 
@@ -191,11 +196,11 @@ struct Node<S, Mv> {
     an: Box<[u32]>,
     aw: Box<[f64]>,
     /// Similarity-guided AMAF: the position's tactical signature, once computed (`sig_tried`:
-    /// computed, or found too large), and the last comparison made from this node (the
-    /// other node's index, the similarity).
+    /// computed, or found too large), and the last two comparisons made from this node (the
+    /// other node's index, the similarity; two, so that two roles' references both stay).
     sig: Option<Box<TacticsSig>>,
     sig_tried: bool,
-    sim_memo: (u32, f32),
+    sim_memo: [(u32, f64); 2],
 }
 
 impl<S, Mv: Copy> Node<S, Mv> {
@@ -457,7 +462,7 @@ impl<M: StateMachine> Mcts<M> {
             aw,
             sig: None,
             sig_tried: false,
-            sim_memo: (NONE, 0.0),
+            sim_memo: [(NONE, 0.0); 2],
             state,
             solved,
             values,
@@ -536,7 +541,7 @@ impl<M: StateMachine> Mcts<M> {
                 for ch in node.children.iter_mut() {
                     ch.1 = map[ch.1 as usize];
                 }
-                node.sim_memo = (NONE, 0.0);
+                node.sim_memo = [(NONE, 0.0); 2];
                 nodes.push(node);
             }
         }
@@ -723,7 +728,7 @@ impl<M: StateMachine> Mcts<M> {
             let stats = &self.sim.stats;
             let spent = stats.signature_time + stats.comparison_time();
             let elapsed = stats.search_time + self.sim.started.elapsed();
-            if spent.as_secs_f64() <= self.cfg.sim_share * elapsed.as_secs_f64() {
+            if self.cfg.sim_share > 0.0 && spent.as_secs_f64() <= self.cfg.sim_share * elapsed.as_secs_f64() {
                 let t = Instant::now();
                 let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
                 let sig = scratch.compute(machine, &self.nodes[cur].state, self.cfg.sim_depth);
@@ -766,13 +771,13 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
-    /// Tactical similarity of two signed nodes, remembered at `a` for its last `b`.
+    /// Tactical similarity of two signed nodes, remembered at `a` for its last two `b`s.
     fn similarity(&mut self, a: usize, b: usize) -> f64 {
         if a == b {
             return 1.0;
         }
-        if self.nodes[a].sim_memo.0 == b as u32 {
-            return self.nodes[a].sim_memo.1 as f64;
+        if let Some(&(_, s)) = self.nodes[a].sim_memo.iter().find(|m| m.0 == b as u32) {
+            return s;
         }
         let stats = &mut self.sim.stats;
         stats.comparisons += 1;
@@ -786,7 +791,9 @@ impl<M: StateMachine> Mcts<M> {
             stats.sampled += 1;
             stats.sampled_time += t.elapsed();
         }
-        self.nodes[a].sim_memo = (b as u32, s as f32);
+        let memo = &mut self.nodes[a].sim_memo;
+        memo[1] = memo[0];
+        memo[0] = (b as u32, s);
         s
     }
 
@@ -1113,7 +1120,8 @@ impl<M: StateMachine> Mcts<M> {
     /// Similarity hints at a new root (see [`super::trap_memory`]): the moves of `role` that
     /// remembered traps of similar positions lead the exact finder to prove lost. They are
     /// kept out of the search and reported once the move is chosen.
-    fn check_hints(&mut self, machine: &mut M, role: usize) {
+    /// New checks start only within a tenth of the time left before `deadline`.
+    fn check_hints(&mut self, machine: &mut M, role: usize, deadline: Instant) {
         let ri = self.root as usize;
         if self.memory.is_empty() || self.nodes[ri].solved {
             return;
@@ -1134,8 +1142,16 @@ impl<M: StateMachine> Mcts<M> {
             .map(|i| self.nodes[ri].moves[lo + i])
             .collect();
         let t = Instant::now();
-        let found =
-            self.memory.check(machine, &state, &sig, self.cfg.sim_depth, role, self.cfg.sim_rho, HINT_BUDGET, &known);
+        let until = t + deadline.saturating_duration_since(t) / HINT_SHARE;
+        let found = self.memory.check(
+            machine,
+            &state,
+            &sig,
+            self.cfg.sim_depth,
+            role,
+            (self.cfg.sim_rho, HINT_BUDGET, until),
+            &known,
+        );
         let ms = t.elapsed().as_secs_f64() * 1e3;
         tracing::debug!(ms, found = found.len(), memos = self.memory.len(), "trap hints checked");
         let hash = state_hash(&state);
@@ -1229,7 +1245,7 @@ where
             self.hinted_at = Some(root_hash);
             // The hints cost milliseconds: not when the clock is nearly out.
             if self.cfg.trap_hints && limit.deadline.saturating_duration_since(Instant::now()) > HINT_MIN_TIME {
-                self.check_hints(machine, role);
+                self.check_hints(machine, role, limit.deadline);
             }
         }
         let mut iterations = 0u64;

@@ -17,11 +17,14 @@
 //! 3. move matching between the two positions after those moves: the reply paired with the
 //!    killer move;
 //! 4. the exact trap finder ([`crate::traps::TrapSearch`]) on the root after the paired move
-//!    and the paired killer, for the remaining depth; if that fails, on the root after the
-//!    paired move alone, for the whole depth. Either proves the paired move lost.
+//!    and the paired killer, for the remaining depth (only where the role has no choice at
+//!    the killer's ply, so that the killer is the others' move alone); if that fails, on the
+//!    root after the paired move alone, for the whole depth. Either proves the paired move
+//!    lost.
 //!
-//! All of it runs once per root, before the search, within a node budget: nothing here is on
-//! the search's hot path.
+//! All of it runs once per root, before the search: each exact search within a state budget,
+//! move matching only where the role has at most [`MAX_MOVES`] moves, and no new memo is
+//! checked past the time the caller gives. Nothing here is on the search's hot path.
 
 use super::Hint;
 use crate::machine::StateMachine;
@@ -126,9 +129,9 @@ impl<M: StateMachine> TrapMemory<M> {
     }
 
     /// Checks `root` (signature `sig`, of depth `sig_depth`) for the traps of similar
-    /// remembered positions, as the module says; `skip`: moves already known lost. At most
-    /// `budget` states per exact search.
-    #[allow(clippy::too_many_arguments)]
+    /// remembered positions, as the module says; `skip`: moves already known lost. `bounds`:
+    /// the least similarity ρ, the states each exact search may expand, and the time after
+    /// which no new memo is checked.
     pub fn check(
         &mut self,
         m: &mut M,
@@ -136,10 +139,10 @@ impl<M: StateMachine> TrapMemory<M> {
         sig: &TacticsSig,
         sig_depth: u32,
         role: usize,
-        rho: f64,
-        budget: u64,
+        bounds: (f64, u64, std::time::Instant),
         skip: &[M::Move],
     ) -> Vec<HintCheck<M::Move>> {
+        let (rho, budget, until) = bounds;
         let mut out: Vec<HintCheck<M::Move>> = Vec::new();
         if !sole_chooser(m, root, role, &mut self.legal) {
             return out;
@@ -155,6 +158,9 @@ impl<M: StateMachine> TrapMemory<M> {
         let labels = &mut self.labels;
         let mut root_tree: Option<LocalTree> = None;
         for &(s, i) in similar.iter().take(CHECKS) {
+            if std::time::Instant::now() >= until {
+                break;
+            }
             let memo = &self.memos[i];
             let tb =
                 root_tree.get_or_insert_with(|| LocalTree::expand(&mut MachineView::new(m, role), root, 2, labels));
@@ -181,7 +187,11 @@ impl<M: StateMachine> TrapMemory<M> {
                 let (sa, sb) = (child(&ta, &memo.mv_text, labels)?, child(tb, &text, labels)?);
                 paired(sa, sb, k, labels)
             });
-            let killer_joint = killer_text.as_ref().and_then(|k| {
+            // The shortcut proves the move lost only where the role has no choice at the
+            // killer's ply (the killer is then the others' move alone).
+            m.legal_moves(&after, role, &mut self.legal[role]);
+            let forced_reply = self.legal[role].len() == 1;
+            let killer_joint = killer_text.as_ref().filter(|_| forced_reply).and_then(|k| {
                 joint_moves(m, &after, &mut self.legal).into_iter().find(|(l, _)| l == k).map(|(_, j)| j)
             });
             let twice = killer_joint.as_ref().map(|kj| {

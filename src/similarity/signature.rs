@@ -19,8 +19,8 @@
 //! rewards key the same partition either way.
 //!
 //! Computing a signature expands the local tree once (at depth 2, k² states for k moves a
-//! ply); [`SigScratch`] keeps the states and buffers, so only the signature itself is
-//! allocated. Past `max_states` expansions it gives up (`None`): the caller treats such
+//! ply); [`SigScratch`] keeps the states and buffers (grown on first use), so after that
+//! only the signature itself is allocated. Past `max_states` expansions it gives up (`None`): the caller treats such
 //! positions as not comparable.
 
 use crate::machine::StateMachine;
@@ -96,6 +96,9 @@ fn merge(a: &[(u64, u32)], b: &[(u64, u32)], mut f: impl FnMut(u32, u32)) {
     }
 }
 
+/// Deepest signature: a sequence's moves are sorted in a fixed array of this size.
+pub const MAX_DEPTH: u32 = 8;
+
 /// Reused buffers for computing signatures of one machine's states.
 pub struct SigScratch<M: StateMachine> {
     /// Per ply below the root: the state reached and each role's legal moves.
@@ -133,8 +136,8 @@ impl<M: StateMachine> SigScratch<M> {
         self.expanded
     }
 
-    /// The signature of `state` at depth `depth` (≥ 1); `None` when it would expand more
-    /// than `max_states` states.
+    /// The signature of `state` at depth `depth` (1 to [`MAX_DEPTH`]; clamped); `None` when
+    /// it would expand more than `max_states` states.
     pub fn compute(&mut self, m: &mut M, state: &M::State, depth: u32) -> Option<TacticsSig> {
         let roles = m.roles().len();
         self.expanded = 0;
@@ -142,7 +145,7 @@ impl<M: StateMachine> SigScratch<M> {
             let r = (0..roles).map(|r| m.goal(state, r).unwrap_or(0) as f64 / 100.0).collect();
             return Some(TacticsSig { seqs: Box::default(), shapes: Box::default(), terminal: Some(r) });
         }
-        let d = depth.max(1) as usize;
+        let d = depth.clamp(1, MAX_DEPTH) as usize;
         if self.states.len() < d {
             self.states.resize_with(d, || None);
             self.legal.resize_with(d, Vec::new);
