@@ -1072,6 +1072,7 @@ impl<M: StateMachine> Mcts<M> {
             return;
         }
         let hash = state_hash(&self.nodes[ri].state);
+        let first_new = self.traps.len();
         let (lo, k) = (self.nodes[ri].offs[role] as usize, self.nodes[ri].count(role));
         let radix = self.radix(ri, role);
         for i in (0..k).filter(|&i| lost(&proven[i])) {
@@ -1108,13 +1109,31 @@ impl<M: StateMachine> Mcts<M> {
                 chosen,
                 hint: None,
             });
-            if self.cfg.trap_hints && complete {
-                let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
-                let state = self.nodes[ri].state.clone();
-                let line = &self.traps.last().expect("just pushed").line;
-                self.memory.remember(machine, scratch, self.cfg.sim_depth, &state, role, line);
-            }
         }
+        if self.cfg.trap_hints && self.traps.len() > first_new {
+            self.remember_traps(machine, role, first_new);
+        }
+    }
+
+    /// Remembers the traps found at the root since `self.traps[from]`, for similarity hints:
+    /// the root's signature once, and the complete refutations (a few per position, so that
+    /// the work after the search stays small).
+    fn remember_traps(&mut self, machine: &mut M, role: usize, from: usize) {
+        let ri = self.root as usize;
+        let state = self.nodes[ri].state.clone();
+        let sig = match &self.nodes[ri].sig {
+            Some(sig) => (**sig).clone(),
+            None => {
+                let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
+                match scratch.compute(machine, &state, self.cfg.sim_depth) {
+                    Some(sig) => sig,
+                    None => return,
+                }
+            }
+        };
+        let lines: Vec<&[Vec<M::Move>]> =
+            self.traps[from..].iter().filter(|t| t.complete).map(|t| t.line.as_slice()).collect();
+        self.memory.remember(machine, &sig, &state, role, &lines);
     }
 
     /// Similarity hints at a new root (see [`super::trap_memory`]): the moves of `role` that

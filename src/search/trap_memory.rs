@@ -29,7 +29,7 @@
 use super::Hint;
 use crate::machine::StateMachine;
 use crate::similarity::machine::{joint_moves, MachineView};
-use crate::similarity::{move_matching, Base, Labels, LocalTree, SigScratch, Sub, TacticsSig};
+use crate::similarity::{move_matching, Base, Labels, LocalTree, Sub, TacticsSig};
 use crate::traps::TrapSearch;
 
 /// The name of the measure the hints compare positions by, as the trap log writes it.
@@ -69,6 +69,9 @@ pub struct TrapMemory<M: StateMachine> {
 const CAP: usize = 32;
 /// Memos checked per root.
 const CHECKS: usize = 3;
+/// Traps remembered per position (a root may have dozens; they share one signature, so the
+/// most similar memos would all be one position's).
+pub const PER_POSITION: usize = 4;
 /// Deepest trap remembered (the exact finder's cost grows with it).
 const MAX_DEPTH: u32 = 5;
 /// Most moves of the role at a position hints compare: move matching expands local trees of
@@ -95,28 +98,41 @@ impl<M: StateMachine> TrapMemory<M> {
         self.memos.is_empty()
     }
 
-    /// Remembers that `mv` of `role` in `state` is a trap with the refutation `line` (joint
-    /// moves, the trap's first), when the line is complete and not too deep.
-    pub fn remember(
+    /// Remembers the traps of `role` in `state` (signature `sig`, computed once by the
+    /// caller): each refutation `line` (joint moves, the trap's first) that is complete and
+    /// not too deep, [`PER_POSITION`] at most.
+    pub fn remember(&mut self, m: &mut M, sig: &TacticsSig, state: &M::State, role: usize, lines: &[&[Vec<M::Move>]]) {
+        if !sole_chooser(m, state, role, &mut self.legal) {
+            return;
+        }
+        let facts = m.state_facts(state);
+        let mut kept = 0;
+        for line in lines {
+            if kept == PER_POSITION {
+                break;
+            }
+            kept += usize::from(self.remember_one(m, sig, state, &facts, role, line));
+        }
+    }
+
+    fn remember_one(
         &mut self,
         m: &mut M,
-        scratch: &mut SigScratch<M>,
-        sig_depth: u32,
+        sig: &TacticsSig,
         state: &M::State,
+        facts: &[String],
         role: usize,
         line: &[Vec<M::Move>],
-    ) {
-        let Some(first) = line.first() else { return };
+    ) -> bool {
+        let Some(first) = line.first() else { return false };
         let depth = line.len() as u32 - 1;
-        if depth > MAX_DEPTH || !sole_chooser(m, state, role, &mut self.legal) {
-            return;
+        if depth > MAX_DEPTH {
+            return false;
         }
         let mv_text = m.move_text(first[role]);
-        let facts = m.state_facts(state);
         if self.memos.iter().any(|t| t.role == role && t.mv_text == mv_text && t.facts == facts) {
-            return;
+            return false;
         }
-        let Some(sig) = scratch.compute(m, state, sig_depth) else { return };
         let killer = line.get(1).and_then(|reply| {
             let mut after = state.clone();
             m.next_state(state, first, &mut after);
@@ -125,7 +141,9 @@ impl<M: StateMachine> TrapMemory<M> {
         if self.memos.len() == CAP {
             self.memos.remove(0);
         }
+        let (sig, facts) = (sig.clone(), facts.to_vec());
         self.memos.push(TrapMemo { state: state.clone(), facts, sig, role, mv_text, killer, depth });
+        true
     }
 
     /// Checks `root` (signature `sig`, of depth `sig_depth`) for the traps of similar
