@@ -738,10 +738,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                     secs += t0.elapsed().as_secs_f64();
                     done += c.iterations;
                     if let Some(after) = search.similarity_stats() {
-                        let spent = |x: &factotum::search::mcts::SimStats| {
-                            (x.signature_time + x.comparison_time()).as_secs_f64()
-                        };
-                        sim_time += spent(&after) - spent(&before);
+                        sim_time += after.spent().saturating_sub(before.spent()).as_secs_f64();
                         search_time += (after.search_time - before.search_time).as_secs_f64();
                     }
                     let text = m.move_text(c.mv);

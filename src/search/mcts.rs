@@ -283,14 +283,9 @@ impl SimStats {
         self.sampled_time.mul_f64(self.comparisons as f64 / self.sampled as f64)
     }
 
-    /// The share of the search time that went to similarity.
-    pub fn share(&self) -> f64 {
-        let t = self.search_time.as_secs_f64();
-        if t == 0.0 {
-            0.0
-        } else {
-            (self.signature_time + self.comparison_time()).as_secs_f64() / t
-        }
+    /// The time signatures and comparisons took.
+    pub fn spent(&self) -> Duration {
+        self.signature_time + self.comparison_time()
     }
 }
 
@@ -726,7 +721,7 @@ impl<M: StateMachine> Mcts<M> {
         let node = &self.nodes[cur];
         if !node.sig_tried && !node.solved && node.visits >= self.cfg.sim_visits {
             let stats = &self.sim.stats;
-            let spent = stats.signature_time + stats.comparison_time();
+            let spent = stats.spent();
             let elapsed = stats.search_time + self.sim.started.elapsed();
             if self.cfg.sim_share > 0.0 && spent.as_secs_f64() <= self.cfg.sim_share * elapsed.as_secs_f64() {
                 let t = Instant::now();
@@ -1115,22 +1110,27 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    /// The root's signature, computed into the node if it has none yet (so a search's hint
+    /// check and its remembering share it); `None` when too large.
+    fn root_signature(&mut self, machine: &mut M) -> Option<TacticsSig> {
+        let ri = self.root as usize;
+        if !self.nodes[ri].sig_tried {
+            let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
+            let sig = scratch.compute(machine, &self.nodes[ri].state, self.cfg.sim_depth);
+            let node = &mut self.nodes[ri];
+            node.sig = sig.map(Box::new);
+            node.sig_tried = true;
+        }
+        self.nodes[ri].sig.as_deref().cloned()
+    }
+
     /// Remembers the traps found at the root since `self.traps[from]`, for similarity hints:
     /// the root's signature once, and the complete refutations (a few per position, so that
     /// the work after the search stays small).
     fn remember_traps(&mut self, machine: &mut M, role: usize, from: usize) {
         let ri = self.root as usize;
+        let Some(sig) = self.root_signature(machine) else { return };
         let state = self.nodes[ri].state.clone();
-        let sig = match &self.nodes[ri].sig {
-            Some(sig) => (**sig).clone(),
-            None => {
-                let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
-                match scratch.compute(machine, &state, self.cfg.sim_depth) {
-                    Some(sig) => sig,
-                    None => return,
-                }
-            }
-        };
         let lines: Vec<&[Vec<M::Move>]> =
             self.traps[from..].iter().filter(|t| t.complete).map(|t| t.line.as_slice()).collect();
         self.memory.remember(machine, &sig, &state, role, &lines);
@@ -1145,15 +1145,8 @@ impl<M: StateMachine> Mcts<M> {
         if self.memory.is_empty() || self.nodes[ri].solved {
             return;
         }
+        let Some(sig) = self.root_signature(machine) else { return };
         let state = self.nodes[ri].state.clone();
-        let scratch = self.sim.scratch.get_or_insert_with(|| SigScratch::new(self.cfg.sim_max_states));
-        let sig = match &self.nodes[ri].sig {
-            Some(sig) => (**sig).clone(),
-            None => match scratch.compute(machine, &state, self.cfg.sim_depth) {
-                Some(sig) => sig,
-                None => return,
-            },
-        };
         let proven = self.proven_moves(ri, role);
         let (lo, k) = (self.nodes[ri].offs[role] as usize, self.nodes[ri].count(role));
         let known: Vec<M::Move> = (0..k)
