@@ -224,6 +224,22 @@ enum Cmd {
         #[arg(long)]
         plain: bool,
     },
+    /// Meta-gaming as the player does it in the start clock (agent key `metagame`): self-play
+    /// between random and MAST playouts on the propnet, and the choice.
+    Metagame {
+        game: PathBuf,
+        /// The agent whose search options the candidates share.
+        #[arg(long, default_value = "agents/mcts_meta.toml")]
+        agent: PathBuf,
+        /// Seconds of self-play.
+        #[arg(long, default_value_t = 4.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
         #[arg(long, default_value_t = 9147)]
@@ -405,6 +421,54 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     || (allow_not_built && matches!(r.outcome, factotum::conform::Outcome::NotBuilt(_)))
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Metagame { game, agent, seconds, seed, json } => {
+            let g = match load(&game) {
+                Ok(g) => g,
+                Err(code) => return Ok(code),
+            };
+            let cfg = match AgentConfig::load(&agent) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let (m, _) = match propnet::build(&g, &Budget::default()) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("{}: {e}", game.display());
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
+            let t = factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), until);
+            let name = |p: factotum::search::Playout| format!("{p:?}").to_lowercase();
+            if json {
+                let v = serde_json::json!({
+                    "game": g.name, "games": t.games, "iterations": t.iterations, "millis": t.millis,
+                    "chosen": name(t.chosen),
+                    "candidates": t.candidates.iter().enumerate().map(|(i, &c)| serde_json::json!({
+                        "playout": name(c), "mean": t.mean(i), "played": t.score[i].1,
+                    })).collect::<Vec<_>>(),
+                });
+                println!("{v}");
+            } else {
+                println!("| game | self-play games | iterations/move | candidate | mean goal | chosen |");
+                println!("|---|---|---|---|---|---|");
+                for (i, &c) in t.candidates.iter().enumerate() {
+                    let mark = if c == t.chosen { "yes" } else { "" };
+                    println!(
+                        "| {} | {} | {} | {} | {:.1} | {mark} |",
+                        g.name,
+                        t.games,
+                        t.iterations,
+                        name(c),
+                        100.0 * t.mean(i)
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words, plain } => {
             let g = match load(&game) {

@@ -122,18 +122,21 @@ fn batched_playouts_allocate_nothing() {
 /// root), iterations select at the root, play out and back up, and (after a warm-up) make no
 /// allocation, for plain UCT and every AMAF variant (their marks, reference indexes and
 /// recorded playouts are reused buffers; similarity-guided AMAF allocates a signature once
-/// per node, here the root's during the warm-up, and its comparisons allocate nothing).
+/// per node, here the root's during the warm-up, and its comparisons allocate nothing), with
+/// random and with MAST playouts (MAST's table is sized once per root).
 #[test]
 fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
-    use factotum::search::mcts::{Amaf, Mcts, MctsConfig};
+    use factotum::search::mcts::{Amaf, Mcts, MctsConfig, Playout};
     use factotum::search::{Limit, Search};
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for file in ["connect4.kif", "tictactoe.kif"] {
         let game = Game::load(&root.join("gdl").join(file)).unwrap();
         let (mut m, _) = propnet::build(&game, &Budget::default()).unwrap();
         let s = m.initial_state();
-        for amaf in [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar] {
-            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, ..MctsConfig::default() };
+        let plain = [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar].map(|a| (a, Playout::Random));
+        let mast = [Amaf::Off, Amaf::Grave].map(|a| (a, Playout::Mast));
+        for (amaf, playout) in plain.into_iter().chain(mast) {
+            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, playout, ..MctsConfig::default() };
             let mut t = Mcts::new(cfg);
             t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
             // Choosing the move at the end allocates a little, once per call: the same for
@@ -146,7 +149,10 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
                 assert_eq!(c.iterations, n);
             }
             assert_eq!(t.tree_size(), 1);
-            assert_eq!(per_call[0], per_call[1], "{file} {amaf:?}: allocations per call at 200 and 4000 iterations");
+            assert_eq!(
+                per_call[0], per_call[1],
+                "{file} {amaf:?} {playout:?}: allocations per call at 200 and 4000 iterations"
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::mcts::Amaf;
+use crate::search::mcts::{Amaf, Playout};
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
 };
@@ -86,6 +86,16 @@ pub struct AgentConfig {
     /// Similarity hints: remember the traps proven in a match and check similar positions
     /// for them with the exact trap finder (see `search::trap_memory`).
     pub trap_hints: bool,
+    /// How MCTS playouts choose moves: `random` or `mast` (see `search::mcts::Playout`).
+    pub playout: Playout,
+    /// MAST: share of playout moves chosen at random (ε).
+    pub mast_epsilon: f64,
+    /// MAST: factor the move statistics are multiplied by from one turn to the next.
+    pub mast_decay: f64,
+    /// Meta-gaming: in the start clock, once the propnet is built, half of the time left is
+    /// spent on self-play between random and MAST playouts, and the better one is played
+    /// (`search::metagame`; logged). `playout` is then only the default it falls back to.
+    pub metagame: bool,
 }
 
 impl Default for AgentConfig {
@@ -113,6 +123,10 @@ impl Default for AgentConfig {
             sim_depth: MctsConfig::default().sim_depth,
             sim_share: MctsConfig::default().sim_share,
             trap_hints: false,
+            playout: Playout::Random,
+            mast_epsilon: MctsConfig::default().mast_epsilon,
+            mast_decay: MctsConfig::default().mast_decay,
+            metagame: false,
         }
     }
 }
@@ -137,6 +151,12 @@ impl AgentConfig {
         }
         if !(1..=4).contains(&cfg.sim_depth) {
             return Err(format!("sim_depth must be 1 to 4, not {}", cfg.sim_depth));
+        }
+        if !(cfg.mast_epsilon.is_finite() && (0.0..=1.0).contains(&cfg.mast_epsilon)) {
+            return Err(format!("mast_epsilon must be a number in 0..=1, not {}", cfg.mast_epsilon));
+        }
+        if !(cfg.mast_decay.is_finite() && (0.0..=1.0).contains(&cfg.mast_decay)) {
+            return Err(format!("mast_decay must be a number in 0..=1, not {}", cfg.mast_decay));
         }
         if cfg.killer_window == 0 {
             return Err("killer_window must be at least 1".into());
@@ -168,8 +188,16 @@ impl AgentConfig {
             sim_depth: self.sim_depth,
             sim_share: self.sim_share,
             trap_hints: self.trap_hints,
+            playout: self.playout,
+            mast_epsilon: self.mast_epsilon,
+            mast_decay: self.mast_decay,
             ..MctsConfig::default()
         }
+    }
+
+    /// The MCTS options of this configuration, seeded with `seed`.
+    pub fn mcts_config(&self, seed: u64) -> MctsConfig {
+        self.mcts(seed)
     }
 
     /// Whether the server searches between messages: `ponder` set and a searcher that
@@ -431,12 +459,16 @@ fn propnet_or_log<T>(build: impl FnOnce() -> Result<T, propnet::GroundError>) ->
 }
 
 /// A propnet player for `role` of `game`, within `budget`.
+/// With `in_start_clock`, the build is under the start clock, and meta-gaming (`metagame`)
+/// may take half of what the build left of it; a build in the background plays the
+/// configured options.
 fn propnet_player(
     game: &Game,
     role: &str,
     cfg: &AgentConfig,
     seed: u64,
     budget: &Budget,
+    in_start_clock: bool,
 ) -> Result<Outcome<Box<dyn Player>>, String> {
     if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
         let built = propnet_or_log(|| {
@@ -466,7 +498,26 @@ fn propnet_player(
         Outcome::Built((m, report)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
-            Outcome::Built(player(m, r, cfg, seed, "propnet"))
+            match budget.deadline {
+                Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
+                    let now = Instant::now();
+                    let until = now + deadline.saturating_duration_since(now) / 2;
+                    let trial = crate::search::metagame::choose_playout(&m, cfg.mcts(seed), until);
+                    tracing::info!(
+                        game = %game.name,
+                        chosen = ?trial.chosen,
+                        games = trial.games,
+                        random = trial.mean(0),
+                        mast = trial.mean(1),
+                        iterations = trial.iterations,
+                        ms = trial.millis,
+                        "meta-gaming: playout policy chosen by self-play"
+                    );
+                    let chosen = AgentConfig { playout: trial.chosen, ..cfg.clone() };
+                    Outcome::Built(player(m, r, &chosen, seed, "propnet"))
+                }
+                _ => Outcome::Built(player(m, r, cfg, seed, "propnet")),
+            }
         }
         Outcome::TimedOut => Outcome::TimedOut,
         Outcome::Failed => Outcome::Failed,
@@ -488,7 +539,7 @@ pub fn new_player(
     deadline: Instant,
 ) -> Result<Box<dyn Player>, String> {
     let budget = Budget { deadline: Some(deadline), ..Budget::default() };
-    match propnet_player(game, role, cfg, seed, &budget)? {
+    match propnet_player(game, role, cfg, seed, &budget, true)? {
         Outcome::Built(p) => Ok(p),
         Outcome::Failed => interp_player(game, role, cfg, seed, deadline),
         Outcome::TimedOut => {
@@ -520,7 +571,7 @@ impl Upgrading {
             let _e = span.enter();
             let t0 = Instant::now();
             let budget = Budget { deadline: Some(t0 + BACKGROUND_BUILD), cancel: Some(flag), ..Budget::default() };
-            let built = match propnet_player(&game, &role, &cfg, seed, &budget) {
+            let built = match propnet_player(&game, &role, &cfg, seed, &budget, false) {
                 Ok(Outcome::Built(p)) => {
                     tracing::info!(build_s = t0.elapsed().as_secs_f64(), "propnet built in the background");
                     Some(p)

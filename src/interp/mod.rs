@@ -998,6 +998,14 @@ impl StateMachine for Interpreter {
         value.and_then(|v| self.goal_number(v))
     }
 
+    fn move_number(m: TermId) -> Option<usize> {
+        Some(m.0 as usize)
+    }
+
+    fn move_number_bound(&self) -> usize {
+        self.db.terms.len()
+    }
+
     fn move_text(&self, m: TermId) -> String {
         self.db.terms.to_string(m, &self.symbols)
     }

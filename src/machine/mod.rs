@@ -72,6 +72,89 @@ pub trait StateMachine {
     {
         random_playout_seen(self, state, rng, max_depth, bufs, seen)
     }
+
+    /// A playout whose moves `policy` chooses (a learned playout policy such as MAST): each
+    /// role with two or more legal moves plays the one `policy.choose` picks, a role with one
+    /// plays it, and every joint move is shown to `policy.seen` before it is applied. Ends as
+    /// [`StateMachine::playout`] does. Engines may override it with a faster loop.
+    fn playout_policy<R: Rng, P: PlayoutPolicy<Self::Move>>(
+        &mut self,
+        state: &mut Self::State,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        policy: &mut P,
+    ) -> PlayoutResult
+    where
+        Self: Sized,
+    {
+        policy_playout(self, state, rng, max_depth, bufs, policy)
+    }
+
+    /// A dense number for a move, the same for every state (per-move tables in search, such
+    /// as MAST's, are indexed by it); numbers stay below [`StateMachine::move_number_bound`]
+    /// for the moves seen so far. `None` for engines whose moves have none.
+    fn move_number(_m: Self::Move) -> Option<usize> {
+        None
+    }
+
+    /// A bound on the [`StateMachine::move_number`]s of the moves seen so far (0 without
+    /// numbers).
+    fn move_number_bound(&self) -> usize {
+        0
+    }
+}
+
+/// How a playout chooses each role's move, for [`StateMachine::playout_policy`].
+pub trait PlayoutPolicy<Mv> {
+    /// The index in `legal` (two or more moves) of the move `role` plays.
+    fn choose<R: Rng>(&mut self, role: usize, legal: &[Mv], rng: &mut R) -> usize;
+    /// Each joint move played (one move per role, in role order), before it is applied.
+    fn seen(&mut self, _joint: &[Mv]) {}
+}
+
+/// Uniformly random moves: [`StateMachine::playout_policy`] with it is a random playout.
+pub struct Uniform;
+
+impl<Mv> PlayoutPolicy<Mv> for Uniform {
+    fn choose<R: Rng>(&mut self, _role: usize, legal: &[Mv], rng: &mut R) -> usize {
+        rng.gen_range(0..legal.len())
+    }
+}
+
+/// The generic loop of [`StateMachine::playout_policy`].
+pub fn policy_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
+    machine: &mut M,
+    state: &mut M::State,
+    rng: &mut R,
+    max_depth: usize,
+    bufs: &mut PlayoutBuffers<M>,
+    policy: &mut P,
+) -> PlayoutResult {
+    let roles = machine.roles().len();
+    let mut depth = 0;
+    loop {
+        if machine.is_terminal(state) {
+            return PlayoutResult { depth, terminal: true };
+        }
+        if depth >= max_depth {
+            return PlayoutResult { depth, terminal: false };
+        }
+        bufs.joint.clear();
+        for r in 0..roles {
+            machine.legal_moves(state, r, &mut bufs.legal);
+            let i = match bufs.legal.len() {
+                0 => return PlayoutResult { depth, terminal: false },
+                1 => 0,
+                _ => policy.choose(r, &bufs.legal, rng),
+            };
+            bufs.joint.push(bufs.legal[i]);
+        }
+        policy.seen(&bufs.joint);
+        machine.next_state(state, &bufs.joint, &mut bufs.next);
+        std::mem::swap(state, &mut bufs.next);
+        depth += 1;
+    }
 }
 
 /// Reusable buffers for [`random_playout`].

@@ -20,7 +20,7 @@ use super::select::{one_hot_groups, selected_edges, sparse_edges, Profile};
 use crate::gdl::SymbolTable;
 use crate::graph::sccs;
 use crate::interp::{TermId, TermStore};
-use crate::machine::{Goal, PlayoutBuffers, PlayoutResult, StateMachine};
+use crate::machine::{Goal, PlayoutBuffers, PlayoutPolicy, PlayoutResult, StateMachine};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::Instant;
@@ -1070,6 +1070,79 @@ impl PropnetMachine {
         Some(if k < a.len() { a[k] } else { b[k - a.len()] })
     }
 
+    /// Writes `role`'s legal moves into `scratch` (its first entries; it may be longer) and
+    /// returns how many there are: the legal set of the current state, for playouts.
+    fn legal_into(&mut self, role: usize, scratch: &mut Vec<u32>) -> usize {
+        let c = self.shared();
+        let open = c.guard[role].is_none_or(|g| self.value(g));
+        if c.scanned[role] {
+            let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
+            if scratch.len() < refs.len() {
+                scratch.resize(refs.len(), 0);
+            }
+            let mut n = 0;
+            for &(id, r) in refs {
+                scratch[n] = id;
+                n += self.value(r) as usize;
+            }
+            return n;
+        }
+        scratch.clear();
+        scratch.extend_from_slice(&self.legal_set[2 * role]);
+        if open {
+            scratch.extend_from_slice(&self.legal_set[2 * role + 1]);
+        }
+        scratch.len()
+    }
+
+    /// [`StateMachine::playout_policy`]: [`PropnetMachine::depth_charge`]'s loop with the
+    /// moves chosen by `policy`.
+    pub fn policy_charge<R: Rng, P: PlayoutPolicy<u32>>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        policy: &mut P,
+    ) -> PlayoutResult {
+        self.set_state(state);
+        let c = self.shared();
+        let roles = c.roles.len();
+        let mut depth = 0;
+        let terminal = loop {
+            if self.value(c.terminal) {
+                break true;
+            }
+            if depth >= max_depth {
+                break false;
+            }
+            bufs.joint.clear();
+            for r in 0..roles {
+                let n = self.legal_into(r, &mut bufs.legal);
+                let i = match n {
+                    0 => break,
+                    1 => 0,
+                    _ => policy.choose(r, &bufs.legal[..n], rng),
+                };
+                bufs.joint.push(bufs.legal[i]);
+            }
+            if bufs.joint.len() < roles {
+                break false;
+            }
+            policy.seen(&bufs.joint);
+            self.set_joint(&bufs.joint);
+            self.propagate();
+            let next = &mut bufs.next.bits;
+            next.clear();
+            next.extend(c.next_const.iter().zip(&self.next_bits).map(|(a, b)| a | b));
+            self.set_bases(next);
+            self.propagate();
+            depth += 1;
+        };
+        state.bits.copy_from_slice(&self.cur);
+        PlayoutResult { depth, terminal }
+    }
+
     /// Sets the input nodes of the legal ids in `joint` (one per role) and clears the others.
     /// The new inputs are set before the old are cleared: an OR over moves (a frame
     /// condition) that holds both then only counts up and down, and is not queued.
@@ -1281,6 +1354,25 @@ impl StateMachine for PropnetMachine {
         seen: F,
     ) -> PlayoutResult {
         self.depth_charge(state, rng, max_depth, bufs, seen)
+    }
+
+    fn playout_policy<R: Rng, P: PlayoutPolicy<u32>>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        bufs: &mut PlayoutBuffers<Self>,
+        policy: &mut P,
+    ) -> PlayoutResult {
+        self.policy_charge(state, rng, max_depth, bufs, policy)
+    }
+
+    fn move_number(m: u32) -> Option<usize> {
+        Some(m as usize)
+    }
+
+    fn move_number_bound(&self) -> usize {
+        self.c.moves.len()
     }
 
     fn move_text(&self, m: u32) -> String {

@@ -173,6 +173,12 @@ impl StateMachine for FactorMachine {
         self.merge(state);
         self.inner.goal(&self.full, role)
     }
+    fn move_number(m: u32) -> Option<usize> {
+        Some(m as usize)
+    }
+    fn move_number_bound(&self) -> usize {
+        self.inner.move_number_bound()
+    }
     fn move_text(&self, m: u32) -> String {
         self.inner.move_text(m)
     }

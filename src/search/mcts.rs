@@ -67,6 +67,24 @@ pub enum Amaf {
     Similar,
 }
 
+/// How playouts choose their moves.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Playout {
+    /// Uniformly random moves (the engine's own depth charge).
+    #[default]
+    Random,
+    /// MAST (Finnsson and Björnsson 2008, the move-average sampling technique; ε-greedy as
+    /// Tak, Winands and Björnsson 2012 found best): every (role, move) keeps the mean reward
+    /// its role got in the iterations that played it (in the tree and in playouts, wherever
+    /// in the game); a playout plays, with probability 1 − ε, the legal move of best mean
+    /// (moves never played count as 1, so each is tried) and otherwise a random one. The
+    /// statistics are kept from turn to turn, multiplied by `mast_decay` when the root
+    /// changes. Needs an engine with move numbers ([`StateMachine::move_number`]); without
+    /// them every move counts as never played (random playouts).
+    Mast,
+}
+
 /// Tuning of [`Mcts`].
 #[derive(Copy, Clone, Debug)]
 pub struct MctsConfig {
@@ -101,6 +119,12 @@ pub struct MctsConfig {
     /// remembered, and at each new root similar to one of them the move paired with the trap
     /// move is checked by the exact trap finder, its refutation's matched killer move first.
     pub trap_hints: bool,
+    /// How playouts choose moves.
+    pub playout: Playout,
+    /// MAST: share of playout moves chosen at random.
+    pub mast_epsilon: f64,
+    /// MAST: factor the statistics are multiplied by when the root changes.
+    pub mast_decay: f64,
 }
 
 impl Default for MctsConfig {
@@ -121,6 +145,9 @@ impl Default for MctsConfig {
             sim_max_states: 4096,
             sim_share: 0.15,
             trap_hints: false,
+            playout: Playout::Random,
+            mast_epsilon: 0.4,
+            mast_decay: 0.2,
         }
     }
 }
@@ -240,6 +267,70 @@ pub struct Mcts<M: StateMachine> {
     hinted: Vec<(u32, M::Move)>,
     hinted_at: Option<u64>,
     hint_finds: Vec<TrapFound<M::Move>>,
+    mast: MastState,
+}
+
+/// MAST's statistics and reused buffer.
+struct MastState {
+    /// Per key (move number × roles + role): the role's reward sum and the count of plays.
+    table: Vec<(f64, f64)>,
+    /// The playout's moves as keys (`NONE` for moves without a number), roles per ply.
+    seq: Vec<u32>,
+    /// The root the statistics were last decayed for.
+    at: Option<u64>,
+}
+
+/// The key of `role`'s move `mv` in MAST's table.
+fn mast_key<M: StateMachine>(mv: M::Move, role: usize, roles: usize) -> u32 {
+    match M::move_number(mv) {
+        Some(n) => u32::try_from(n * roles + role).unwrap_or(NONE),
+        None => NONE,
+    }
+}
+
+/// MAST's playout policy (see [`Playout::Mast`]); it also records the playout's moves for
+/// the update, and for AMAF when that is on.
+struct MastPolicy<'a, M: StateMachine> {
+    table: &'a [(f64, f64)],
+    roles: usize,
+    epsilon: f64,
+    seq: &'a mut Vec<u32>,
+    amaf: Option<(&'a FxHashMap<(u32, M::Move), u32>, &'a mut Vec<u32>)>,
+}
+
+impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for MastPolicy<'_, M> {
+    fn choose<R: Rng>(&mut self, role: usize, legal: &[M::Move], rng: &mut R) -> usize {
+        let k = legal.len();
+        if rng.gen::<f64>() < self.epsilon {
+            return rng.gen_range(0..k);
+        }
+        let start = rng.gen_range(0..k);
+        let (mut best, mut best_v) = (start, f64::NEG_INFINITY);
+        for j in 0..k {
+            let i = if start + j >= k { start + j - k } else { start + j };
+            let key = mast_key::<M>(legal[i], role, self.roles);
+            let v = match self.table.get(key as usize) {
+                Some(&(w, n)) if n > 0.0 => w / n,
+                _ => 1.0,
+            };
+            if v > best_v {
+                best_v = v;
+                best = i;
+            }
+        }
+        best
+    }
+
+    fn seen(&mut self, joint: &[M::Move]) {
+        for (r, &mv) in joint.iter().enumerate() {
+            self.seq.push(mast_key::<M>(mv, r, self.roles));
+        }
+        if let Some((ids, seq)) = &mut self.amaf {
+            for (r, mv) in joint.iter().enumerate() {
+                seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
+            }
+        }
+    }
 }
 
 /// Similarity-guided AMAF's state besides the nodes.
@@ -365,6 +456,7 @@ impl<M: StateMachine> Mcts<M> {
             hinted: Vec::new(),
             hinted_at: None,
             hint_finds: Vec::new(),
+            mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
         }
     }
 
@@ -712,6 +804,57 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    /// MAST's update of one iteration: each role's moves on the path and in the playout
+    /// count the role's reward (every play counts).
+    fn mast_update(&mut self) {
+        let roles = self.roles;
+        let table = &mut self.mast.table;
+        let mut add = |key: u32, r: usize| {
+            if key == NONE {
+                return;
+            }
+            let k = key as usize;
+            if k >= table.len() {
+                // Engines whose move numbers grow as they go (the interpreter's terms).
+                table.resize(k + 1, (0.0, 0.0));
+            }
+            table[k].0 += self.rewards[r];
+            table[k].1 += 1.0;
+        };
+        for d in 0..self.path.len() {
+            let node = &self.nodes[self.path[d] as usize];
+            for r in 0..roles {
+                let mv = node.moves[node.offs[r] as usize + self.path_moves[d * roles + r] as usize];
+                add(mast_key::<M>(mv, r, roles), r);
+            }
+        }
+        for (i, &key) in self.mast.seq.iter().enumerate() {
+            add(key, i % roles.max(1));
+        }
+    }
+
+    /// MAST at a new root: the table sized for the engine's moves, and the statistics of
+    /// earlier turns decayed.
+    fn mast_new_root(&mut self, machine: &M, root_hash: u64) {
+        let want = machine.move_number_bound() * self.roles;
+        if self.mast.table.len() < want {
+            self.mast.table.resize(want, (0.0, 0.0));
+        }
+        // The playout's recorded moves, at their longest, so that iterations do not grow them.
+        let most = self.cfg.max_playout_depth.min(100_000) * self.roles;
+        self.mast.seq.reserve(most.saturating_sub(self.mast.seq.len()));
+        if self.cfg.amaf != Amaf::Off {
+            self.amaf.seq.reserve(most.saturating_sub(self.amaf.seq.len()));
+        }
+        if self.mast.at != Some(root_hash) {
+            if self.mast.at.is_some() {
+                let g = self.cfg.mast_decay;
+                self.mast.table.iter_mut().for_each(|e| *e = (e.0 * g, e.1 * g));
+            }
+            self.mast.at = Some(root_hash);
+        }
+    }
+
     /// Similarity-guided AMAF, at node `cur` on the way down: signs the node when it has
     /// `sim_visits` visits (within the time share), makes it the path's proxy if signed, adds
     /// it to the candidates of the roles that choose there when it has `grave_ref` visits,
@@ -800,6 +943,7 @@ impl<M: StateMachine> Mcts<M> {
         self.path.clear();
         self.path_moves.clear();
         self.amaf.seq.clear();
+        self.mast.seq.clear();
         let grave = self.cfg.amaf == Amaf::Grave;
         let similar = self.cfg.amaf == Amaf::Similar;
         if grave || similar {
@@ -864,6 +1008,9 @@ impl<M: StateMachine> Mcts<M> {
         }
         if self.cfg.amaf != Amaf::Off {
             self.amaf_update(leaf, ended);
+        }
+        if self.cfg.playout == Playout::Mast {
+            self.mast_update();
         }
         // Back up.
         if leaf != NONE {
@@ -990,7 +1137,18 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         let depth = self.cfg.max_playout_depth;
-        let result = if self.cfg.amaf == Amaf::Off {
+        let result = if self.cfg.playout == Playout::Mast {
+            self.mast.seq.clear();
+            let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
+            let mut policy = MastPolicy::<M> {
+                table: &self.mast.table,
+                roles: self.roles,
+                epsilon: self.cfg.mast_epsilon,
+                seq: &mut self.mast.seq,
+                amaf,
+            };
+            machine.playout_policy(&mut play, &mut self.rng, depth, &mut bufs, &mut policy)
+        } else if self.cfg.amaf == Amaf::Off {
             machine.playout(&mut play, &mut self.rng, depth, &mut bufs)
         } else {
             let (ids, seq) = (&self.amaf.ids, &mut self.amaf.seq);
@@ -1241,6 +1399,7 @@ where
             self.nodes.clear();
             self.root = NONE;
             self.amaf = AmafState::new();
+            self.mast = MastState { table: Vec::new(), seq: Vec::new(), at: None };
         }
         if role >= self.roles {
             return None;
@@ -1252,6 +1411,9 @@ where
         }
         self.sim.started = Instant::now();
         let root_hash = state_hash(&root.state);
+        if self.cfg.playout == Playout::Mast {
+            self.mast_new_root(machine, root_hash);
+        }
         if self.hinted_at != Some(root_hash) {
             self.hinted.clear();
             self.hinted_at = Some(root_hash);
@@ -1382,3 +1544,7 @@ where
 #[cfg(test)]
 #[path = "amaf_tests.rs"]
 mod amaf_tests;
+
+#[cfg(test)]
+#[path = "mast_tests.rs"]
+mod mast_tests;

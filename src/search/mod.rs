@@ -5,10 +5,11 @@
 
 pub mod factored;
 pub mod mcts;
+pub mod metagame;
 pub mod trap_memory;
 
 pub use factored::{FactoredMcts, FactoredOptions};
-pub use mcts::{Mcts, MctsConfig, ParallelMcts};
+pub use mcts::{Mcts, MctsConfig, ParallelMcts, Playout};
 
 use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};

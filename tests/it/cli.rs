@@ -613,3 +613,54 @@ fn similar_compares_positions_and_matches_moves() {
     assert_eq!((top["first"].as_str(), top["second"].as_str()), (Some("Bxf7"), Some("Bxf2")));
     assert_eq!((top["first_ends"].as_bool(), top["second_ends"].as_bool()), (Some(true), Some(true)));
 }
+
+// ---------------------------------------------------------------------------------------
+// metagame
+// ---------------------------------------------------------------------------------------
+
+/// `factotum metagame`: self-play between random and MAST playouts, each candidate scored in
+/// every game, and the better mean chosen.
+#[test]
+fn metagame_scores_both_playout_policies_and_chooses_the_better() {
+    let v =
+        json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "1.5", "--json"]);
+    let games = v["games"].as_u64().unwrap();
+    assert!(games >= 2, "{v}");
+    let c = v["candidates"].as_array().unwrap();
+    assert_eq!(c.len(), 2, "{v}");
+    assert_eq!(c[0]["playout"], "random");
+    assert_eq!(c[1]["playout"], "mast");
+    let (a, b) = (c[0]["mean"].as_f64().unwrap(), c[1]["mean"].as_f64().unwrap());
+    for x in c {
+        assert_eq!(x["played"].as_u64(), Some(games), "{v}");
+    }
+    // Two roles, zero-sum: the candidates' means add up to one.
+    assert!((a + b - 1.0).abs() < 1e-9, "{v}");
+    assert_eq!(v["chosen"], if b > a { "mast" } else { "random" }, "{v}");
+}
+
+/// An agent with `metagame = true` chooses its playouts in the start clock of a real match
+/// (logged at info) and plays the match through without errors.
+#[test]
+fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
+    let out = temp_dir("metagame-match");
+    let _c = Cleanup(out.clone());
+    let o = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(["match", "gdl/connect4.kif", "--player", "agents/mcts_meta.toml", "--player", "agents/baseline.toml"])
+        .args(["--startclock", "3", "--playclock", "1", "--margin-s", "0.3", "--id", "meta"])
+        .args(["--out", out.to_str().unwrap()])
+        .env("RUST_LOG", "info")
+        .current_dir(root())
+        .output()
+        .expect("run factotum");
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.contains("meta-gaming")).unwrap_or_else(|| panic!("no meta-gaming line:\n{err}"));
+    assert!(line.contains("chosen") && (line.contains("Random") || line.contains("Mast")), "{line}");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(rec["isCompleted"], true, "{rec}");
+    let errors = rec["errors"].as_array().unwrap();
+    assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
+}

@@ -1,0 +1,145 @@
+//! MAST playouts: the policy, the update and the decay, on the `gdl/` games through the
+//! propnet.
+
+use super::*;
+use crate::gdl::Game;
+use crate::machine::{policy_playout, PlayoutPolicy};
+use crate::propnet::{self, Budget, PropnetMachine};
+use crate::search::Limit;
+use std::path::Path;
+
+fn propnet(file: &str) -> PropnetMachine {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+    let game = Game::load(&p).unwrap_or_else(|e| panic!("{e}"));
+    propnet::build(&game, &Budget::default()).unwrap_or_else(|e| panic!("{file}: {e}")).0
+}
+
+fn mast() -> MctsConfig {
+    MctsConfig { seed: 5, playout: Playout::Mast, ..MctsConfig::default() }
+}
+
+/// Per role: the sum of counts and of rewards over the role's keys.
+fn sums(t: &Mcts<PropnetMachine>, roles: usize) -> Vec<(f64, f64)> {
+    let mut out = vec![(0.0, 0.0); roles];
+    for (k, &(w, n)) in t.mast.table.iter().enumerate() {
+        out[k % roles].0 += w;
+        out[k % roles].1 += n;
+    }
+    out
+}
+
+#[test]
+fn mast_counts_every_move_of_an_iteration_with_its_roles_reward() {
+    let mut m = propnet("tictactoe.kif");
+    let s = m.initial_state();
+    let mut t = Mcts::new(mast());
+    for i in 1..=50u32 {
+        let before = sums(&t, 2);
+        t.select(&mut m, &s, 0, Limit::iterations(1)).unwrap();
+        let after = sums(&t, 2);
+        let (dw0, dn0) = (after[0].0 - before[0].0, after[0].1 - before[0].1);
+        let (dw1, dn1) = (after[1].0 - before[1].0, after[1].1 - before[1].1);
+        // One joint move per ply, one move per role: both roles count the same plies, at
+        // least the five of the shortest game.
+        assert_eq!(dn0, dn1, "iteration {i}");
+        assert!(dn0 >= 5.0 && dn0 <= 9.0, "iteration {i}: {dn0} plies");
+        // Each play counts its role's reward, the same for every ply of the iteration.
+        let (r0, r1) = (dw0 / dn0, dw1 / dn1);
+        for r in [r0, r1] {
+            assert!([0.0, 0.5, 1.0].iter().any(|v| (v - r).abs() < 1e-9), "iteration {i}: reward {r}");
+        }
+        assert!((r0 + r1 - 1.0).abs() < 1e-9, "tic-tac-toe is zero-sum: {r0} + {r1}");
+    }
+}
+
+#[test]
+fn mast_statistics_decay_when_the_root_changes_and_not_before() {
+    let mut m = propnet("tictactoe.kif");
+    let s = m.initial_state();
+    let mut t = Mcts::new(MctsConfig { mast_decay: 0.25, ..mast() });
+    t.select(&mut m, &s, 0, Limit::iterations(300)).unwrap();
+    let table = t.mast.table.clone();
+    // The same root again (pondering): nothing decays.
+    t.select(&mut m, &s, 0, Limit::iterations(0)).unwrap();
+    assert_eq!(t.mast.table, table);
+    let mut legal = Vec::new();
+    m.legal_moves(&s, 0, &mut legal);
+    let mut noop = Vec::new();
+    m.legal_moves(&s, 1, &mut noop);
+    let mut next = s.clone();
+    m.next_state(&s, &[legal[0], noop[0]], &mut next);
+    t.select(&mut m, &next, 1, Limit::iterations(0)).unwrap();
+    for (a, b) in table.iter().zip(&t.mast.table) {
+        assert!((a.0 * 0.25 - b.0).abs() < 1e-9 && (a.1 * 0.25 - b.1).abs() < 1e-9, "{a:?} -> {b:?}");
+    }
+    assert!(table.iter().any(|e| e.1 > 0.0));
+}
+
+#[test]
+fn the_policy_plays_the_best_mean_but_for_epsilon() {
+    let m = propnet("connect4.kif");
+    let roles = m.roles().len();
+    let bound = m.move_number_bound();
+    let moves: Vec<u32> = (0..bound as u32).collect();
+    // Role 0's move 3 has the best mean; every other move has been played and is worse.
+    let mut table = vec![(1.0, 10.0); bound * roles];
+    let best = 3u32;
+    table[mast_key::<PropnetMachine>(best, 0, roles) as usize] = (9.0, 10.0);
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    let mut seq = Vec::new();
+    // Chosen 1000 times: always; half the time plus a share of the random half; 1 in k.
+    let k = moves.len();
+    let random = 1000 / k;
+    for (eps, least, most) in [(0.0, 1000, 1000), (0.5, 440, 560 + random), (1.0, random / 2, random * 2)] {
+        let mut policy = MastPolicy::<PropnetMachine> { table: &table, roles, epsilon: eps, seq: &mut seq, amaf: None };
+        let hits = (0..1000).filter(|_| moves[policy.choose(0, &moves, &mut rng)] == best).count();
+        assert!((least..=most).contains(&hits), "epsilon {eps}: best chosen {hits} times in 1000");
+    }
+    // A move never played counts as the best there is.
+    table[mast_key::<PropnetMachine>(7, 0, roles) as usize] = (0.0, 0.0);
+    let mut policy = MastPolicy::<PropnetMachine> { table: &table, roles, epsilon: 0.0, seq: &mut seq, amaf: None };
+    assert_eq!(moves[policy.choose(0, &moves, &mut rng)], 7);
+}
+
+/// The propnet's own loop plays what the generic loop plays under the same policy.
+#[test]
+fn the_propnets_policy_loop_agrees_with_the_generic_one() {
+    /// Plays the highest-numbered legal move (independent of the order legal moves come in),
+    /// and records the joint moves.
+    struct Highest(Vec<u32>);
+    impl PlayoutPolicy<u32> for Highest {
+        fn choose<R: Rng>(&mut self, _: usize, legal: &[u32], _: &mut R) -> usize {
+            (0..legal.len()).max_by_key(|&i| legal[i]).unwrap()
+        }
+        fn seen(&mut self, joint: &[u32]) {
+            self.0.extend_from_slice(joint);
+        }
+    }
+    for file in ["tictactoe.kif", "connect4.kif", "hex4.kif"] {
+        let mut m = propnet(file);
+        let init = m.initial_state();
+        let mut bufs = PlayoutBuffers::new(&mut m);
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let (mut a, mut b) = (init.clone(), init.clone());
+        let (mut pa, mut pb) = (Highest(Vec::new()), Highest(Vec::new()));
+        let ra = m.playout_policy(&mut a, &mut rng, 1000, &mut bufs, &mut pa);
+        let rb = policy_playout(&mut m, &mut b, &mut rng, 1000, &mut bufs, &mut pb);
+        assert_eq!(ra, rb, "{file}");
+        assert_eq!(a, b, "{file}");
+        assert_eq!(pa.0, pb.0, "{file}");
+        assert!(ra.terminal && ra.depth > 3, "{file}: {ra:?}");
+    }
+}
+
+#[test]
+fn mast_takes_a_win_and_blocks_a_loss_in_connect_four() {
+    let mut m = propnet("connect4.kif");
+    let moves = crate::machine::split_moves("(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)").unwrap();
+    let init = m.initial_state();
+    let s = crate::machine::play_texts(&mut m, &init, &moves).unwrap();
+    for amaf in [Amaf::Off, Amaf::Grave] {
+        let mut t = Mcts::new(MctsConfig { amaf, ..mast() });
+        let c = t.select(&mut m, &s, 1, Limit::iterations(20_000)).unwrap();
+        assert_eq!(m.move_text(c.mv), "( drop 4 )", "{amaf:?} blocks");
+    }
+}
