@@ -29,9 +29,30 @@ fn bad_configs_are_errors() {
     assert!(AgentConfig::parse("kind = \"mcts\"\nexploration = -1.0").is_err());
     assert!(AgentConfig::parse("kind = \"mcts\"\nunknown = 3").is_err());
     assert!(AgentConfig::parse("kind = ").is_err());
+    assert!(AgentConfig::parse("playout = \"greedy\"").is_err());
+    assert!(AgentConfig::parse("mast_epsilon = 1.5").is_err());
+    assert!(AgentConfig::parse("mast_decay = -0.1").is_err());
     let d = AgentConfig::parse("").expect("all defaults");
     assert_eq!(d.kind, Kind::Mcts);
     assert_eq!(d.margin_s, 2.5);
+    assert_eq!(d.playout, Playout::Random);
+    assert!(!d.metagame);
+}
+
+/// The baseline is frozen: every option it plays with is written in the file, with the values
+/// the player had before issue 16 (the defaults of today must not leak into it).
+#[test]
+fn the_baseline_writes_out_the_options_it_plays_with() {
+    let text = std::fs::read_to_string(root().join("agents/baseline.toml")).unwrap();
+    let cfg = AgentConfig::parse(&text).unwrap();
+    for key in ["exploration", "threads", "node_budget", "playout_depth", "solver", "amaf", "playout", "factoring"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{key} ="))), "{key} not written out");
+    }
+    assert_eq!((cfg.exploration, cfg.threads, cfg.node_budget), (0.7, 1, 200_000));
+    assert_eq!((cfg.amaf, cfg.playout, cfg.solver, cfg.metagame), (Amaf::Off, Playout::Random, true, false));
+    let meta = AgentConfig::load(&root().join("agents/mcts_meta.toml")).unwrap();
+    assert!(meta.metagame);
+    assert_eq!(AgentConfig::load(&root().join("agents/mcts_mast.toml")).unwrap().playout, Playout::Mast);
 }
 
 #[test]
