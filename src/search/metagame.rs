@@ -187,8 +187,9 @@ mod tests {
     #[test]
     fn self_play_scores_both_candidates_in_both_seats_and_chooses_the_better() {
         let m = propnet("connect4.kif");
-        let t = choose_playout(&m, MctsConfig::default(), Instant::now() + Duration::from_millis(1500));
-        assert!(t.games >= 4, "{t:?}");
+        let t = choose_playout(&m, MctsConfig::default(), Instant::now() + Duration::from_millis(2000));
+        // About ten games on a quiet machine; a loaded one plays fewer.
+        assert!(t.games >= MIN_GAMES, "{t:?}");
         // Two roles: every game scores each candidate once.
         assert_eq!(t.score[0].1, t.games);
         assert_eq!(t.score[1].1, t.games);

@@ -623,7 +623,7 @@ fn similar_compares_positions_and_matches_moves() {
 #[test]
 fn metagame_scores_both_playout_policies_and_chooses_the_better() {
     let v =
-        json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "1.5", "--json"]);
+        json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "2", "--json"]);
     let games = v["games"].as_u64().unwrap();
     assert!(games >= 2, "{v}");
     let c = v["candidates"].as_array().unwrap();
