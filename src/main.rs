@@ -240,6 +240,24 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Search speed side by side: each agent's searcher (threads included) searches the same
+    /// positions, sampled along random playouts, for the same time; iterations per second.
+    Searchbench {
+        game: PathBuf,
+        /// An agent TOML; give two or more to compare.
+        #[arg(long = "agent", required = true)]
+        agents: Vec<PathBuf>,
+        #[arg(long, default_value_t = 8)]
+        positions: usize,
+        /// Seconds of search per agent and position.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Play: a GGP player over HTTP (register the printed address with a game manager).
     Serve {
         #[arg(long, default_value_t = 9147)]
@@ -421,6 +439,55 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                     || (allow_not_built && matches!(r.outcome, factotum::conform::Outcome::NotBuilt(_)))
             };
             Ok(if results.iter().all(ok) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Searchbench { game, agents, positions, seconds, seed, json } => {
+            use factotum::agent::search_bench::{median, search_speed};
+            let g = match load(&game) {
+                Ok(g) => g,
+                Err(code) => return Ok(code),
+            };
+            let mut cfgs = Vec::new();
+            for a in &agents {
+                match AgentConfig::load(a) {
+                    Ok(c) => cfgs.push(c),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return Ok(ExitCode::from(2));
+                    }
+                }
+            }
+            let (m, _) = match propnet::build(&g, &Budget::default()) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("{}: {e}", game.display());
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let time = Duration::from_secs_f64(seconds.max(0.001));
+            let ps = search_speed(&m, &cfgs, positions, time, seed);
+            let med: Vec<f64> = (0..cfgs.len()).map(|a| median(ps.iter().map(|p| p.rates[a]).collect())).collect();
+            // Per position, each agent's rate over the first agent's: the median of ratios.
+            let ratio: Vec<f64> = (0..cfgs.len())
+                .map(|a| median(ps.iter().filter(|p| p.rates[0] > 0.0).map(|p| p.rates[a] / p.rates[0]).collect()))
+                .collect();
+            if json {
+                let v = serde_json::json!({
+                    "game": g.name, "positions": ps.len(), "seconds": seconds,
+                    "agents": agents.iter().enumerate().map(|(a, p)| serde_json::json!({
+                        "agent": p.display().to_string(), "median_iterations_per_s": med[a],
+                        "median_ratio_to_first": ratio[a],
+                        "per_position": ps.iter().map(|p| p.rates[a]).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                });
+                println!("{v}");
+            } else {
+                println!("| game | agent | positions | median iterations/s | median ratio to the first |");
+                println!("|---|---|---|---|---|");
+                for (a, p) in agents.iter().enumerate() {
+                    println!("| {} | {} | {} | {:.0} | {:.2} |", g.name, p.display(), ps.len(), med[a], ratio[a]);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Metagame { game, agent, seconds, seed, json } => {
             let g = match load(&game) {

@@ -5,6 +5,7 @@
 //! reading a config file.
 
 pub mod duel;
+pub mod search_bench;
 pub mod trap_log;
 
 use crate::gdl::Game;

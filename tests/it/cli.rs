@@ -622,8 +622,7 @@ fn similar_compares_positions_and_matches_moves() {
 /// every game, and the better mean chosen.
 #[test]
 fn metagame_scores_both_playout_policies_and_chooses_the_better() {
-    let v =
-        json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "2", "--json"]);
+    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "2", "--json"]);
     let games = v["games"].as_u64().unwrap();
     assert!(games >= 2, "{v}");
     let c = v["candidates"].as_array().unwrap();
@@ -663,4 +662,34 @@ fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
     assert_eq!(rec["isCompleted"], true, "{rec}");
     let errors = rec["errors"].as_array().unwrap();
     assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
+}
+
+/// `factotum searchbench`: every agent searches every sampled position; MCTS runs
+/// iterations, and the first agent's ratio to itself is 1.
+#[test]
+fn searchbench_compares_agents_on_the_same_positions() {
+    let v = json_of(&[
+        "searchbench",
+        "gdl/connect4.kif",
+        "--agent",
+        "agents/baseline.toml",
+        "--agent",
+        "agents/mcts_mast.toml",
+        "--positions",
+        "3",
+        "--seconds",
+        "0.1",
+        "--json",
+    ]);
+    assert_eq!(v["positions"], 3, "{v}");
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    assert_eq!(agents[0]["median_ratio_to_first"].as_f64(), Some(1.0), "{v}");
+    for a in agents {
+        let per = a["per_position"].as_array().unwrap();
+        assert_eq!(per.len(), 3);
+        assert!(per.iter().all(|r| r.as_f64().unwrap() > 0.0), "{v}");
+    }
+    let o = factotum(&["searchbench", "gdl/connect4.kif", "--agent", "agents/nosuch.toml"]);
+    assert_eq!(o.status.code(), Some(2));
 }
