@@ -403,6 +403,24 @@ fn load(path: &Path) -> Result<Game, ExitCode> {
     })
 }
 
+/// The game, the agents' configurations and the game's propnet, or the exit code of a
+/// message already printed.
+fn agents_on_propnet(
+    game: &Path,
+    agents: &[PathBuf],
+) -> Result<(Game, Vec<AgentConfig>, propnet::PropnetMachine), ExitCode> {
+    let g = load(game)?;
+    let cfgs = agents.iter().map(|a| AgentConfig::load(a)).collect::<Result<Vec<_>, _>>().map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::from(2)
+    })?;
+    let (m, _) = propnet::build(&g, &Budget::default()).map_err(|e| {
+        eprintln!("{}: {e}", game.display());
+        ExitCode::from(2)
+    })?;
+    Ok((g, cfgs, m))
+}
+
 fn run(cmd: Cmd) -> Result<ExitCode> {
     match cmd {
         Cmd::Check { game } => Ok(check(&game)),
@@ -442,26 +460,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         }
         Cmd::Searchbench { game, agents, positions, seconds, seed, json } => {
             use factotum::agent::search_bench::{median, search_speed};
-            let g = match load(&game) {
-                Ok(g) => g,
+            let (g, cfgs, m) = match agents_on_propnet(&game, &agents) {
+                Ok(x) => x,
                 Err(code) => return Ok(code),
-            };
-            let mut cfgs = Vec::new();
-            for a in &agents {
-                match AgentConfig::load(a) {
-                    Ok(c) => cfgs.push(c),
-                    Err(e) => {
-                        eprintln!("{e}");
-                        return Ok(ExitCode::from(2));
-                    }
-                }
-            }
-            let (m, _) = match propnet::build(&g, &Budget::default()) {
-                Ok(b) => b,
-                Err(e) => {
-                    eprintln!("{}: {e}", game.display());
-                    return Ok(ExitCode::from(2));
-                }
             };
             let time = Duration::from_secs_f64(seconds.max(0.001));
             let ps = search_speed(&m, &cfgs, positions, time, seed);
@@ -490,24 +491,11 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Metagame { game, agent, seconds, seed, json } => {
-            let g = match load(&game) {
-                Ok(g) => g,
+            let (g, cfgs, m) = match agents_on_propnet(&game, std::slice::from_ref(&agent)) {
+                Ok(x) => x,
                 Err(code) => return Ok(code),
             };
-            let cfg = match AgentConfig::load(&agent) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return Ok(ExitCode::from(2));
-                }
-            };
-            let (m, _) = match propnet::build(&g, &Budget::default()) {
-                Ok(b) => b,
-                Err(e) => {
-                    eprintln!("{}: {e}", game.display());
-                    return Ok(ExitCode::from(2));
-                }
-            };
+            let cfg = &cfgs[0];
             let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
             let t = factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), until);
             let name = |p: factotum::search::Playout| format!("{p:?}").to_lowercase();

@@ -143,3 +143,29 @@ fn mast_takes_a_win_and_blocks_a_loss_in_connect_four() {
         assert_eq!(m.move_text(c.mv), "( drop 4 )", "{amaf:?} blocks");
     }
 }
+
+/// Root-parallel MCTS never plays a move some tree proved lost, however many visits the
+/// trees gave it before the proof, and plays a proven win at once.
+#[test]
+fn root_parallel_choice_keeps_proven_moves_out() {
+    // Move 0: most visits, proven lost; move 1: fewer visits, unproven; move 2: proven draw.
+    let stats = [(900, 600.0), (500, 200.0), (100, 50.0)];
+    assert_eq!(combine_roots(&stats, &[Some(0.0), None, Some(0.5)]), Some((2, 0.5, true)));
+    assert_eq!(combine_roots(&stats, &[Some(0.0), None, Some(0.3)]), Some((1, 0.4, false)));
+    assert_eq!(combine_roots(&stats, &[None, None, None]), Some((0, 600.0 / 900.0, false)));
+    assert_eq!(combine_roots(&stats, &[None, Some(1.0), None]), Some((1, 1.0, true)));
+    assert_eq!(combine_roots(&stats, &[Some(0.0), Some(0.0), Some(0.5)]), Some((2, 0.5, true)));
+    assert_eq!(combine_roots(&[(0, 0.0)], &[None]), None);
+}
+
+/// Two trees on a position where one move wins at once: it is found and played.
+#[test]
+fn root_parallel_takes_the_win() {
+    let mut m = propnet("connect4.kif");
+    let moves = crate::machine::split_moves("(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)").unwrap();
+    let init = m.initial_state();
+    let s = crate::machine::play_texts(&mut m, &init, &moves).unwrap();
+    let mut t = ParallelMcts::<PropnetMachine>::new(MctsConfig::default(), 2);
+    let c = t.select(&mut m, &s, 0, Limit::iterations(5_000)).unwrap();
+    assert_eq!(m.move_text(c.mv), "( drop 4 )");
+}

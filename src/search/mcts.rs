@@ -280,11 +280,15 @@ struct MastState {
     at: Option<u64>,
 }
 
+/// Most keys MAST's table holds (64 MiB): moves numbered beyond (an interpreter's terms in a
+/// very large game) keep no statistics and count as never played.
+const MAST_MAX_KEYS: usize = 1 << 22;
+
 /// The key of `role`'s move `mv` in MAST's table.
 fn mast_key<M: StateMachine>(mv: M::Move, role: usize, roles: usize) -> u32 {
     match M::move_number(mv) {
-        Some(n) => u32::try_from(n * roles + role).unwrap_or(NONE),
-        None => NONE,
+        Some(n) if n.saturating_mul(roles) < MAST_MAX_KEYS => (n * roles + role) as u32,
+        _ => NONE,
     }
 }
 
@@ -473,6 +477,15 @@ impl<M: StateMachine> Mcts<M> {
     /// Times the tree filled its node budget and was cut back to its most visited half.
     pub fn recycled(&self) -> u64 {
         self.recycled
+    }
+
+    /// Per root move of `role`: its proven value (see [`Mcts::proven_moves`]; empty before a
+    /// search).
+    pub fn root_proven(&self, role: usize) -> Vec<Option<f64>> {
+        if self.nodes.get(self.root as usize).is_none() || role >= self.roles {
+            return Vec::new();
+        }
+        self.proven_moves(self.root as usize, role)
     }
 
     /// The root's moves for `role` with their visits and reward sums (empty before a search).
@@ -836,7 +849,7 @@ impl<M: StateMachine> Mcts<M> {
     /// MAST at a new root: the table sized for the engine's moves, and the statistics of
     /// earlier turns decayed.
     fn mast_new_root(&mut self, machine: &M, root_hash: u64) {
-        let want = machine.move_number_bound() * self.roles;
+        let want = machine.move_number_bound().saturating_mul(self.roles).min(MAST_MAX_KEYS);
         if self.mast.table.len() < want {
             self.mast.table.resize(want, (0.0, 0.0));
         }
@@ -1461,9 +1474,34 @@ where
     }
 }
 
+/// Root-parallel MCTS's choice from the trees' summed root statistics `(visits, reward sum)`
+/// per move and each move's proven value, as [`Mcts`] chooses from one tree: a proven win,
+/// else the most visited move not proven (ties by mean), unless a proven value beats its
+/// mean; when every move is proven, the best. `None` when nothing was searched.
+fn combine_roots(stats: &[(u64, f64)], proven: &[Option<f64>]) -> Option<(usize, f64, bool)> {
+    if let Some(i) = (0..stats.len()).find(|&i| proven[i].is_some_and(|v| v >= 1.0)) {
+        return Some((i, 1.0, true));
+    }
+    let mean = |i: usize| if stats[i].0 == 0 { 0.0 } else { stats[i].1 / stats[i].0 as f64 };
+    let best_proven = (0..stats.len())
+        .filter(|&j| proven[j].is_some())
+        .max_by(|&a, &b| proven[a].unwrap_or(0.0).total_cmp(&proven[b].unwrap_or(0.0)));
+    let unproven = (0..stats.len())
+        .filter(|&i| proven[i].is_none())
+        .max_by(|&a, &b| stats[a].0.cmp(&stats[b].0).then(mean(a).total_cmp(&mean(b))));
+    match (unproven, best_proven) {
+        (Some(i), Some(j)) if proven[j].unwrap_or(0.0) > mean(i) => Some((j, proven[j].unwrap_or(0.0), true)),
+        (Some(i), _) if stats[i].0 > 0 => Some((i, mean(i), false)),
+        (Some(_), _) => None,
+        (None, Some(j)) => Some((j, proven[j].unwrap_or(0.0), true)),
+        (None, None) => None,
+    }
+}
+
 /// Root-parallel MCTS: one independent tree per thread (seeds differ), each on its own clone
 /// of the engine, searching the same state until the same deadline; the move with the most
-/// visits summed over the trees is played, unless a tree has proven a win.
+/// visits summed over the trees is played, unless a tree has proven a win, and never a move
+/// a tree has proven lost while another is not ([`combine_roots`]).
 pub struct ParallelMcts<M: StateMachine> {
     trees: Vec<Mcts<M>>,
 }
@@ -1520,10 +1558,21 @@ where
                 }
             }
         }
+        // A move any tree has proven keeps that value (proofs are exact, so trees agree).
+        let mut proven: Vec<Option<f64>> = vec![None; total.len()];
+        for tree in &self.trees {
+            let moves = tree.root_stats(role);
+            for ((mv, _, _), p) in moves.iter().zip(tree.root_proven(role)) {
+                if let (Some(i), Some(v)) = (total.iter().position(|t| t.0 == *mv), p) {
+                    proven[i] = Some(proven[i].map_or(v, |u: f64| u.min(v)));
+                }
+            }
+        }
         let fallback = choices.into_iter().flatten().next()?;
-        match total.iter().max_by_key(|t| t.1) {
-            Some(&(mv, n, w)) if n > 0 => Some(Choice { mv, value: Some(w / n as f64), iterations, proven: false }),
-            _ => Some(Choice { iterations, ..fallback }),
+        let stats: Vec<(u64, f64)> = total.iter().map(|t| (t.1, t.2)).collect();
+        match combine_roots(&stats, &proven) {
+            Some((i, value, proven)) => Some(Choice { mv: total[i].0, value: Some(value), iterations, proven }),
+            None => Some(Choice { iterations, ..fallback }),
         }
     }
 
