@@ -1042,18 +1042,8 @@ impl PropnetMachine {
     #[inline]
     fn random_legal<R: Rng>(&mut self, role: usize, rng: &mut R, scratch: &mut Vec<u32>) -> Option<u32> {
         let c = self.shared();
-        let open = c.guard[role].is_none_or(|g| self.value(g));
         if c.scanned[role] {
-            let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
-            if scratch.len() < refs.len() {
-                scratch.resize(refs.len(), 0);
-            }
-            // Branch-free: every id is written, and kept when its ref holds.
-            let mut n = 0;
-            for &(id, r) in refs {
-                scratch[n] = id;
-                n += self.value(r) as usize;
-            }
+            let n = self.legal_into(role, scratch);
             // One legal move (the side not to move): no draw.
             return match n {
                 0 => None,
@@ -1061,6 +1051,7 @@ impl PropnetMachine {
                 _ => Some(scratch[rng.gen_range(0..n)]),
             };
         }
+        let open = c.guard[role].is_none_or(|g| self.value(g));
         let (a, b) = (&self.legal_set[2 * role], &self.legal_set[2 * role + 1]);
         let n = a.len() + if open { b.len() } else { 0 };
         if n == 0 {
@@ -1072,6 +1063,7 @@ impl PropnetMachine {
 
     /// Writes `role`'s legal moves into `scratch` (its first entries; it may be longer) and
     /// returns how many there are: the legal set of the current state, for playouts.
+    #[inline]
     fn legal_into(&mut self, role: usize, scratch: &mut Vec<u32>) -> usize {
         let c = self.shared();
         let open = c.guard[role].is_none_or(|g| self.value(g));
@@ -1080,6 +1072,7 @@ impl PropnetMachine {
             if scratch.len() < refs.len() {
                 scratch.resize(refs.len(), 0);
             }
+            // Branch-free: every id is written, and kept when its ref holds.
             let mut n = 0;
             for &(id, r) in refs {
                 scratch[n] = id;

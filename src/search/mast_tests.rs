@@ -14,6 +14,13 @@ fn propnet(file: &str) -> PropnetMachine {
     propnet::build(&game, &Budget::default()).unwrap_or_else(|e| panic!("{file}: {e}")).0
 }
 
+/// Connect four after `moves` (one per ply, as `play_texts` takes them).
+fn connect_four_after(m: &mut PropnetMachine, moves: &str) -> <PropnetMachine as StateMachine>::State {
+    let moves = crate::machine::split_moves(moves).unwrap();
+    let init = m.initial_state();
+    crate::machine::play_texts(m, &init, &moves).unwrap()
+}
+
 fn mast() -> MctsConfig {
     MctsConfig { seed: 5, playout: Playout::Mast, ..MctsConfig::default() }
 }
@@ -134,9 +141,7 @@ fn the_propnets_policy_loop_agrees_with_the_generic_one() {
 #[test]
 fn mast_takes_a_win_and_blocks_a_loss_in_connect_four() {
     let mut m = propnet("connect4.kif");
-    let moves = crate::machine::split_moves("(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)").unwrap();
-    let init = m.initial_state();
-    let s = crate::machine::play_texts(&mut m, &init, &moves).unwrap();
+    let s = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)");
     for amaf in [Amaf::Off, Amaf::Grave] {
         let mut t = Mcts::new(MctsConfig { amaf, ..mast() });
         let c = t.select(&mut m, &s, 1, Limit::iterations(20_000)).unwrap();
@@ -162,9 +167,7 @@ fn root_parallel_choice_keeps_proven_moves_out() {
 #[test]
 fn root_parallel_takes_the_win() {
     let mut m = propnet("connect4.kif");
-    let moves = crate::machine::split_moves("(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)").unwrap();
-    let init = m.initial_state();
-    let s = crate::machine::play_texts(&mut m, &init, &moves).unwrap();
+    let s = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)");
     let mut t = ParallelMcts::<PropnetMachine>::new(MctsConfig::default(), 2);
     let c = t.select(&mut m, &s, 0, Limit::iterations(5_000)).unwrap();
     assert_eq!(m.move_text(c.mv), "( drop 4 )");
