@@ -103,6 +103,33 @@ pub trait StateMachine {
     fn move_number_bound(&self) -> usize {
         0
     }
+
+    /// Playouts the engine runs at once in [`StateMachine::batch_playouts`]: 0 for engines
+    /// without a batch machine.
+    fn batch_lanes(&self) -> usize {
+        0
+    }
+
+    /// Uniformly random playouts from several states at once, on the engine's batch machine
+    /// (as many as [`StateMachine::batch_lanes`], `batch_lanes / starts.len()` from each
+    /// start). Writes each start's rewards summed over its playouts into
+    /// `sums[start * roles + role]` (a reward is the final goal / 100, 0 without one, as
+    /// search scores a playout) and returns the playouts per start. `None` (and `sums`
+    /// untouched) without a batch machine or with more starts than lanes; `Some(0)` (`sums`
+    /// untouched) when `until` came before the playouts ended.
+    fn batch_playouts<R: Rng>(
+        &mut self,
+        _starts: &[Self::State],
+        _max_depth: usize,
+        _rng: &mut R,
+        _sums: &mut [f64],
+        _until: Option<std::time::Instant>,
+    ) -> Option<usize>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// How a playout chooses each role's move, for [`StateMachine::playout_policy`].

@@ -118,6 +118,15 @@ pub struct Batch<const W: usize> {
     lane_steps: u64,
 }
 
+/// The mask of lanes `lo..hi`, a word per 64 lanes.
+fn lane_mask<const W: usize>(lo: usize, hi: usize) -> [u64; W] {
+    let mut m = [0u64; W];
+    for lane in lo..hi {
+        m[lane / WORD_LANES] |= 1 << (lane % WORD_LANES);
+    }
+    m
+}
+
 #[inline]
 fn operand(r: Ref, slot_of: &[u32]) -> u32 {
     slot_of[r.node()] << 1 | r.neg() as u32
@@ -354,32 +363,24 @@ impl<const W: usize> Batch<W> {
     /// Loads start states into lanes `0..starts.len()` (the others become inactive) and
     /// evaluates the state phase.
     pub fn load(&mut self, starts: &[PnState]) {
-        assert!(starts.len() <= Self::LANES);
+        self.load_groups(starts, 1);
+    }
+
+    /// Loads each start state into `per` lanes (lane `l` holds `starts[l / per]`; lanes from
+    /// `starts.len() * per` on become inactive) and evaluates the state phase.
+    pub fn load_groups(&mut self, starts: &[PnState], per: usize) {
+        let lanes = starts.len() * per;
+        assert!(lanes <= Self::LANES);
         self.state.fill([0; W]);
-        for (lane, s) in starts.iter().enumerate() {
-            self.put_state(lane, s);
+        for (k, s) in starts.iter().enumerate() {
+            self.put_state_lanes(&lane_mask::<W>(k * per, (k + 1) * per), s);
         }
-        self.active = [0; W];
-        for lane in 0..starts.len() {
-            self.active[lane / WORD_LANES] |= 1 << (lane % WORD_LANES);
-        }
+        self.active = lane_mask::<W>(0, lanes);
         self.start.fill(self.step);
         self.oldest = self.step;
         self.parked = [0; W];
         self.eval_state();
         self.sweep(1);
-    }
-
-    /// Writes one lane's state (evaluated by the next [`eval_state`](Self::eval_state)).
-    fn put_state(&mut self, lane: usize, s: &PnState) {
-        let (g, bit) = (lane / WORD_LANES, 1u64 << (lane % WORD_LANES));
-        for (b, w) in self.state.iter_mut().enumerate() {
-            if s.get(b) {
-                w[g] |= bit;
-            } else {
-                w[g] &= !bit;
-            }
-        }
     }
 
     /// Writes a start state into every lane of `lanes` (a mask per word).
@@ -630,15 +631,37 @@ impl<const W: usize> Batch<W> {
     /// lane has ended. Returns how each lane ended; [`goals`](Self::goals) gives the final
     /// goals.
     pub fn run<R: RngCore>(&mut self, starts: &[PnState], max_depth: u32, rng: &mut R) -> &[LaneEnd] {
-        self.load(starts);
+        self.run_groups(starts, 1, max_depth, rng, None).unwrap_or(&[])
+    }
+
+    /// `per` random playouts from each of `starts` (lane `l` plays from `starts[l / per]`; at
+    /// most [`Self::LANES`] lanes in all) until every lane has ended: what search needs to
+    /// sample several leaves at once. Returns how each lane ended; [`goals`](Self::goals)
+    /// gives the final goals. `None` if `until` came first (checked at every step: a step
+    /// of a large game's network costs far more than reading the clock): the lanes' goals
+    /// are then not settled.
+    pub fn run_groups<R: RngCore>(
+        &mut self,
+        starts: &[PnState],
+        per: usize,
+        max_depth: u32,
+        rng: &mut R,
+        until: Option<std::time::Instant>,
+    ) -> Option<&[LaneEnd]> {
+        self.load_groups(starts, per);
         while self.any_active() {
+            if until.is_some_and(|t| std::time::Instant::now() >= t) {
+                self.active = [0; W];
+                self.parked = [0; W];
+                return None;
+            }
             self.random_step(max_depth, rng);
             self.eval_state();
         }
         // The parked lanes' states are loaded and evaluated (nothing moved since).
         self.settle_goals();
         self.parked = [0; W];
-        &self.ends[..starts.len()]
+        Some(&self.ends[..starts.len() * per])
     }
 
     /// The goals (per role) with which lane `lane` ended its last playout.

@@ -161,6 +161,9 @@ pub struct PropnetMachine {
     lazy_fresh: bool,
     /// Per group: the positions of its members that hold (one, in a reachable state).
     group_on: Vec<Vec<u32>>,
+    /// The batch machine of the same network, where one was attached
+    /// ([`PropnetMachine::attach_batch`]): [`StateMachine::batch_playouts`] runs on it.
+    batch: Option<Box<super::batch::BatchMachine>>,
 }
 
 impl Compiled {
@@ -622,6 +625,12 @@ const SELECTOR: u32 = 1 << 29;
 const LEVEL: u32 = SELECTOR - 1;
 
 impl PropnetMachine {
+    /// Attaches the batch machine of `net`, which must be the network this machine was
+    /// compiled from (same bases, same move ids), for [`StateMachine::batch_playouts`].
+    pub fn attach_batch(&mut self, net: &Net) {
+        self.batch = Some(Box::new(super::batch::BatchMachine::new(net)));
+    }
+
     pub fn new(c: Compiled) -> PropnetMachine {
         let c = Arc::new(c);
         let n = c.offset.len();
@@ -649,6 +658,7 @@ impl PropnetMachine {
             lazy_fresh: false,
             // Room for every member: playouts never grow them.
             group_on: c.group_len.iter().map(|&k| Vec::with_capacity(k as usize)).collect(),
+            batch: None,
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
@@ -1366,6 +1376,41 @@ impl StateMachine for PropnetMachine {
 
     fn move_number_bound(&self) -> usize {
         self.c.moves.len()
+    }
+
+    fn batch_lanes(&self) -> usize {
+        if self.batch.is_some() {
+            super::batch::BatchMachine::LANES
+        } else {
+            0
+        }
+    }
+
+    fn batch_playouts<R: Rng>(
+        &mut self,
+        starts: &[PnState],
+        max_depth: usize,
+        rng: &mut R,
+        sums: &mut [f64],
+        until: Option<Instant>,
+    ) -> Option<usize> {
+        let b = self.batch.as_mut()?;
+        let lanes = super::batch::BatchMachine::LANES;
+        if starts.is_empty() || starts.len() > lanes {
+            return None;
+        }
+        let (per, roles) = (lanes / starts.len(), self.c.roles.len());
+        if b.run_groups(starts, per, max_depth.min(u32::MAX as usize) as u32, rng, until).is_none() {
+            return Some(0);
+        }
+        let sums = &mut sums[..starts.len() * roles];
+        sums.fill(0.0);
+        for lane in 0..starts.len() * per {
+            for (r, g) in b.goals(lane).iter().enumerate() {
+                sums[lane / per * roles + r] += g.map_or(0.0, |g| g.min(100) as f64 / 100.0);
+            }
+        }
+        Some(per)
     }
 
     fn move_text(&self, m: u32) -> String {

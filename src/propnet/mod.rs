@@ -87,9 +87,19 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
 
 /// Builds the propnet state machine of a game within `budget`.
 pub fn build(game: &Game, budget: &Budget) -> Result<(PropnetMachine, BuildReport), GroundError> {
+    build_with(game, budget, false)
+}
+
+/// [`build`], with the network's batch machine attached when `batch` (for search that runs
+/// many playouts at once: [`crate::machine::StateMachine::batch_playouts`]).
+pub fn build_with(game: &Game, budget: &Budget, batch: bool) -> Result<(PropnetMachine, BuildReport), GroundError> {
     let b = build_net(game, budget)?;
     let c = Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
-    Ok((PropnetMachine::new(c), b.report))
+    let mut m = PropnetMachine::new(c);
+    if batch {
+        m.attach_batch(&b.net);
+    }
+    Ok((m, b.report))
 }
 
 #[cfg(test)]
