@@ -83,6 +83,18 @@ pub enum Playout {
     /// changes. Needs an engine with move numbers ([`StateMachine::move_number`]); without
     /// them every move counts as never played (random playouts).
     Mast,
+    /// Leaf-batched random playouts on the engine's batch machine
+    /// ([`StateMachine::batch_playouts`], 256 playouts at once, one per bit of a word):
+    /// `batch_leaves` leaves are selected one after another, each descent marking its path
+    /// with a virtual loss (a visit scored 0 for every role, so that the next descents
+    /// spread), then `lanes / batch_leaves` random playouts run from each leaf at once and are
+    /// backed up as that many visits (the virtual loss taken back). Leaf parallelisation
+    /// (Cazenave and Jouandeau 2007) with the tree parallelisation's virtual loss (Chaslot,
+    /// Winands and van den Herik 2008), here on one core: the batch machine runs random
+    /// playouts 5 to 45 times faster than the propnet runs one at a time on most games.
+    /// AMAF statistics are not gathered. On an engine without a batch machine, random
+    /// playouts one at a time.
+    Batch,
 }
 
 /// Tuning of [`Mcts`].
@@ -125,6 +137,8 @@ pub struct MctsConfig {
     pub mast_epsilon: f64,
     /// MAST: factor the statistics are multiplied by when the root changes.
     pub mast_decay: f64,
+    /// Batched playouts: leaves selected per batch (each gets the batch's lanes / this).
+    pub batch_leaves: usize,
 }
 
 impl Default for MctsConfig {
@@ -148,6 +162,7 @@ impl Default for MctsConfig {
             playout: Playout::Random,
             mast_epsilon: 0.4,
             mast_decay: 0.2,
+            batch_leaves: 16,
         }
     }
 }
@@ -268,6 +283,18 @@ pub struct Mcts<M: StateMachine> {
     hinted_at: Option<u64>,
     hint_finds: Vec<TrapFound<M::Move>>,
     mast: MastState,
+    batch: BatchState<M>,
+}
+
+/// Leaf batching's pending descents and reused buffers (see [`Playout::Batch`]).
+struct BatchState<M: StateMachine> {
+    /// The leaves' states (a pool: the first `pending.len()` are this batch's).
+    starts: Vec<M::State>,
+    /// Per pending descent: the end of its path in `Mcts::path` (and of its moves, times
+    /// the roles, in `Mcts::path_moves`), and its leaf node (`NONE` when the tree was full).
+    pending: Vec<(u32, u32)>,
+    /// Per pending descent and role: the rewards summed over its playouts.
+    sums: Vec<f64>,
 }
 
 /// MAST's statistics and reused buffer.
@@ -461,6 +488,7 @@ impl<M: StateMachine> Mcts<M> {
             hinted_at: None,
             hint_finds: Vec::new(),
             mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
+            batch: BatchState { starts: Vec::new(), pending: Vec::new(), sums: Vec::new() },
         }
     }
 
@@ -948,6 +976,17 @@ impl<M: StateMachine> Mcts<M> {
         s
     }
 
+    /// One iteration, or one batch of them with batched playouts on an engine that has a
+    /// batch machine (given up at `until`); the descents made.
+    fn step(&mut self, machine: &mut M, until: Instant) -> u64 {
+        if self.cfg.playout == Playout::Batch && machine.batch_lanes() > 0 {
+            self.iterate_batch(machine, until)
+        } else {
+            self.iterate(machine);
+            1
+        }
+    }
+
     /// One iteration: select, expand one node, playout, back up.
     fn iterate(&mut self, machine: &mut M) {
         if self.nodes.len() >= self.cfg.node_budget {
@@ -1025,25 +1064,166 @@ impl<M: StateMachine> Mcts<M> {
         if self.cfg.playout == Playout::Mast {
             self.mast_update();
         }
-        // Back up.
+        let rewards = std::mem::take(&mut self.rewards);
+        self.back_up(0, self.path.len(), leaf, 1, 0, &rewards);
+        self.rewards = rewards;
+    }
+
+    /// Backs up `visits` playouts whose rewards sum to `sums` (per role) along the descent
+    /// `path[lo..hi]` (its moves at `path_moves[lo * roles..hi * roles]`) ending at `leaf`
+    /// (`NONE`: the tree was full), `marked` of those visits (scored 0) already counted as
+    /// a virtual loss. Proofs go up from a solved leaf (MCTS-Solver).
+    fn back_up(&mut self, lo: usize, hi: usize, leaf: u32, visits: u32, marked: u32, sums: &[f64]) {
         if leaf != NONE {
-            self.nodes[leaf as usize].visits += 1;
+            self.nodes[leaf as usize].visits += visits;
         }
         let roles = self.roles;
+        let add = visits - marked;
         let mut child_solved = leaf != NONE && self.nodes[leaf as usize].solved;
-        for d in (0..self.path.len()).rev() {
+        for d in (lo..hi).rev() {
             let ni = self.path[d] as usize;
             let node = &mut self.nodes[ni];
-            node.visits += 1;
+            node.visits += add;
             for r in 0..roles {
                 let i = node.offs[r] as usize + self.path_moves[d * roles + r] as usize;
-                node.n[i] += 1;
-                node.w[i] += self.rewards[r];
+                node.n[i] += add;
+                node.w[i] += sums[r];
             }
             if child_solved && self.cfg.solver {
                 child_solved = self.try_solve(ni);
             }
         }
+    }
+
+    /// A virtual loss on the descent `path[lo..hi]`: one visit scored 0 for every role
+    /// (taken back by [`Mcts::back_up`] with `marked` 1).
+    fn mark(&mut self, lo: usize, hi: usize) {
+        let roles = self.roles;
+        for d in lo..hi {
+            let node = &mut self.nodes[self.path[d] as usize];
+            node.visits += 1;
+            for r in 0..roles {
+                node.n[node.offs[r] as usize + self.path_moves[d * roles + r] as usize] += 1;
+            }
+        }
+    }
+
+    /// Takes back the virtual loss [`Mcts::mark`] put on `path[lo..hi]`.
+    fn unmark(&mut self, lo: usize, hi: usize) {
+        let roles = self.roles;
+        for d in lo..hi {
+            let node = &mut self.nodes[self.path[d] as usize];
+            node.visits -= 1;
+            for r in 0..roles {
+                node.n[node.offs[r] as usize + self.path_moves[d * roles + r] as usize] -= 1;
+            }
+        }
+    }
+
+    /// Leaf-batched iterations ([`Playout::Batch`]): up to `batch_leaves` descents, each
+    /// marked with a virtual loss, then playouts from all their leaves at once on the
+    /// engine's batch machine, backed up. A descent that ends in a solved node is backed up
+    /// at once. Playouts still running at `until` are given up (their descents unmarked,
+    /// their new nodes kept unvisited). Returns the descents made.
+    fn iterate_batch(&mut self, machine: &mut M, until: Instant) -> u64 {
+        if self.nodes.len() >= self.cfg.node_budget {
+            self.recycle();
+        }
+        let lanes = machine.batch_lanes();
+        let leaves = self.cfg.batch_leaves.clamp(1, lanes.max(1));
+        self.path.clear();
+        self.path_moves.clear();
+        self.batch.pending.clear();
+        let roles = self.roles;
+        let mut descents = 0u64;
+        for _ in 0..leaves {
+            descents += 1;
+            let lo = self.path.len();
+            let mut cur = self.root as usize;
+            let mut leaf = NONE;
+            let mut solved = false;
+            loop {
+                if self.nodes[cur].solved {
+                    leaf = cur as u32;
+                    solved = true;
+                    break;
+                }
+                let code = self.select_joint(cur);
+                self.path.push(cur as u32);
+                if let Some(&(_, child)) = self.nodes[cur].children.iter().find(|&&(c, _)| c == code) {
+                    cur = child as usize;
+                    continue;
+                }
+                let k = self.batch.pending.len();
+                if self.batch.starts.len() <= k {
+                    self.batch.starts.push(self.nodes[cur].state.clone());
+                }
+                machine.next_state(&self.nodes[cur].state, &self.joint, &mut self.batch.starts[k]);
+                if self.nodes.len() < self.cfg.node_budget {
+                    let node = self.make_node(machine, self.batch.starts[k].clone());
+                    let id = self.nodes.len() as u32;
+                    solved = node.solved;
+                    self.nodes.push(node);
+                    self.nodes[cur].children.push((code, id));
+                    leaf = id;
+                }
+                break;
+            }
+            let hi = self.path.len();
+            if solved {
+                    let mut values = std::mem::take(&mut self.rewards);
+                values.clear();
+                values.extend_from_slice(&self.nodes[leaf as usize].values);
+                self.back_up(lo, hi, leaf, 1, 0, &values);
+                self.rewards = values;
+                // Its path is done with: the next descent writes over it.
+                self.path.truncate(lo);
+                self.path_moves.truncate(lo * roles);
+            } else {
+                self.mark(lo, hi);
+                self.batch.pending.push((hi as u32, leaf));
+            }
+            if self.nodes[self.root as usize].solved {
+                break;
+            }
+        }
+        let k = self.batch.pending.len();
+        if k == 0 {
+            return descents;
+        }
+        self.batch.sums.resize(k * roles, 0.0);
+        let mut sums = std::mem::take(&mut self.batch.sums);
+        let depth = self.cfg.max_playout_depth;
+        let ran = machine.batch_playouts(&self.batch.starts[..k], depth, &mut self.rng, &mut sums, Some(until));
+        if ran == Some(0) {
+            let mut lo = 0;
+            for i in 0..k {
+                let hi = self.batch.pending[i].0 as usize;
+                self.unmark(lo, hi);
+                lo = hi;
+            }
+            self.batch.sums = sums;
+            return descents;
+        }
+        let mut per = ran.unwrap_or(0);
+        if per == 0 {
+            // No batch machine: one playout per leaf, one at a time.
+            let starts = std::mem::take(&mut self.batch.starts);
+            for (i, from) in starts[..k].iter().enumerate() {
+                self.playout(machine, from);
+                sums[i * roles..(i + 1) * roles].copy_from_slice(&self.rewards);
+            }
+            self.batch.starts = starts;
+            per = 1;
+        }
+        let mut lo = 0;
+        for i in 0..k {
+            let (hi, leaf) = self.batch.pending[i];
+            self.back_up(lo, hi as usize, leaf, per as u32, 1, &sums[i * roles..(i + 1) * roles]);
+            lo = hi as usize;
+        }
+        self.batch.sums = sums;
+        descents
     }
 
     /// MCTS-Solver. Where at most one role chooses: proven if a child is proven to give the
@@ -1441,16 +1621,14 @@ where
         let single = self.nodes[self.root as usize].count(role) == 1;
         if !single {
             while !self.nodes[self.root as usize].solved && !limit.over() && !limit.spent(iterations) {
-                self.iterate(machine);
-                iterations += 1;
+                iterations += self.step(machine, limit.deadline);
             }
         } else {
             // Spend a little of the time anyway, so the tree is ready for later turns.
             let now = std::time::Instant::now();
             let half = Limit { deadline: now + limit.deadline.saturating_duration_since(now) / 2, ..limit };
             while !self.nodes[self.root as usize].solved && !half.over() && !half.spent(iterations) {
-                self.iterate(machine);
-                iterations += 1;
+                iterations += self.step(machine, half.deadline);
             }
         }
         self.sim.stats.search_time += self.sim.started.elapsed();
@@ -1597,3 +1775,7 @@ mod amaf_tests;
 #[cfg(test)]
 #[path = "mast_tests.rs"]
 mod mast_tests;
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod batch_tests;
