@@ -225,7 +225,7 @@ enum Cmd {
         plain: bool,
     },
     /// Meta-gaming as the player does it in the start clock (agent key `metagame`): self-play
-    /// between random and MAST playouts on the propnet, and the choice.
+    /// between random, MAST and batched playouts on the propnet, and the choice.
     Metagame {
         game: PathBuf,
         /// The agent whose search options the candidates share.
@@ -414,7 +414,8 @@ fn agents_on_propnet(
         eprintln!("{e}");
         ExitCode::from(2)
     })?;
-    let (m, _) = propnet::build(&g, &Budget::default()).map_err(|e| {
+    // With the batch machine attached: agents with batched playouts use it, others ignore it.
+    let (m, _) = propnet::build_with(&g, &Budget::default(), true).map_err(|e| {
         eprintln!("{}: {e}", game.display());
         ExitCode::from(2)
     })?;
@@ -501,7 +502,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             let name = |p: factotum::search::Playout| format!("{p:?}").to_lowercase();
             if json {
                 let v = serde_json::json!({
-                    "game": g.name, "games": t.games, "iterations": t.iterations, "millis": t.millis,
+                    "game": g.name, "games": t.games, "move_ms": t.move_ms, "millis": t.millis,
                     "chosen": name(t.chosen),
                     "candidates": t.candidates.iter().enumerate().map(|(i, &c)| serde_json::json!({
                         "playout": name(c), "mean": t.mean(i), "played": t.score[i].1,
@@ -509,16 +510,17 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 });
                 println!("{v}");
             } else {
-                println!("| game | self-play games | iterations/move | candidate | mean goal | chosen |");
-                println!("|---|---|---|---|---|---|");
+                println!("| game | self-play games | ms/move | candidate | games played | mean goal | chosen |");
+                println!("|---|---|---|---|---|---|---|");
                 for (i, &c) in t.candidates.iter().enumerate() {
                     let mark = if c == t.chosen { "yes" } else { "" };
                     println!(
-                        "| {} | {} | {} | {} | {:.1} | {mark} |",
+                        "| {} | {} | {} | {} | {} | {:.1} | {mark} |",
                         g.name,
                         t.games,
-                        t.iterations,
+                        t.move_ms,
                         name(c),
+                        t.score[i].1,
                         100.0 * t.mean(i)
                     );
                 }

@@ -87,14 +87,19 @@ pub struct AgentConfig {
     /// Similarity hints: remember the traps proven in a match and check similar positions
     /// for them with the exact trap finder (see `search::trap_memory`).
     pub trap_hints: bool,
-    /// How MCTS playouts choose moves: `random` or `mast` (see `search::mcts::Playout`).
+    /// How MCTS playouts choose moves: `random`, `mast`, or `batch` (random playouts many
+    /// at once on the propnet's batch machine, from `batch_leaves` leaves per batch); see
+    /// `search::mcts::Playout`.
     pub playout: Playout,
+    /// With `playout = "batch"`: leaves selected (with virtual loss) per batch of 256
+    /// playouts, 1 to 256; each leaf gets 256 / `batch_leaves` playouts.
+    pub batch_leaves: usize,
     /// MAST: share of playout moves chosen at random (ε).
     pub mast_epsilon: f64,
     /// MAST: factor the move statistics are multiplied by from one turn to the next.
     pub mast_decay: f64,
     /// Meta-gaming: in the start clock, once the propnet is built, half of the time left is
-    /// spent on self-play between random and MAST playouts, and the better one is played
+    /// spent on self-play between random, MAST and batched playouts, and the best is played
     /// (`search::metagame`; logged). `playout` is then only the default it falls back to.
     pub metagame: bool,
 }
@@ -125,6 +130,7 @@ impl Default for AgentConfig {
             sim_share: MctsConfig::default().sim_share,
             trap_hints: false,
             playout: Playout::Random,
+            batch_leaves: MctsConfig::default().batch_leaves,
             mast_epsilon: MctsConfig::default().mast_epsilon,
             mast_decay: MctsConfig::default().mast_decay,
             metagame: false,
@@ -159,6 +165,12 @@ impl AgentConfig {
         if !(cfg.mast_decay.is_finite() && (0.0..=1.0).contains(&cfg.mast_decay)) {
             return Err(format!("mast_decay must be a number in 0..=1, not {}", cfg.mast_decay));
         }
+        if !(1..=256).contains(&cfg.batch_leaves) {
+            return Err(format!("batch_leaves must be 1 to 256, not {}", cfg.batch_leaves));
+        }
+        if cfg.playout == Playout::Batch && cfg.amaf != Amaf::Off {
+            return Err("playout = \"batch\" gathers no AMAF statistics: it needs amaf = \"off\"".into());
+        }
         if cfg.killer_window == 0 {
             return Err("killer_window must be at least 1".into());
         }
@@ -192,6 +204,7 @@ impl AgentConfig {
             playout: self.playout,
             mast_epsilon: self.mast_epsilon,
             mast_decay: self.mast_decay,
+            batch_leaves: self.batch_leaves,
             ..MctsConfig::default()
         }
     }
@@ -250,7 +263,8 @@ pub trait Player: Send {
     fn role(&self) -> usize;
     /// Joint moves played so far.
     fn step(&self) -> usize;
-    /// `"propnet"` or `"interp"`.
+    /// `"propnet"`, `"propnet+batch"` (with the batch machine, for batched playouts) or
+    /// `"interp"`.
     fn engine(&self) -> &'static str;
     /// Advances by one joint move given as texts in role order. On error the state is
     /// unchanged.
@@ -422,6 +436,15 @@ fn player_with<M: StateMachine + Clone + Send + 'static>(
     Box::new(GamePlayer { machine, state, next, role, step: 0, search, legal: Vec::new(), joint: Vec::new(), engine })
 }
 
+/// The engine's name for a propnet player: `propnet+batch` with the batch machine attached.
+fn propnet_engine(m: &propnet::PropnetMachine) -> &'static str {
+    if m.batch_lanes() > 0 {
+        "propnet+batch"
+    } else {
+        "propnet"
+    }
+}
+
 /// The index of `name` among `roles`: exact, else ignoring ASCII case.
 pub fn role_index(roles: &[String], name: &str) -> Option<usize> {
     roles.iter().position(|r| r == name).or_else(|| roles.iter().position(|r| r.eq_ignore_ascii_case(name)))
@@ -495,7 +518,9 @@ fn propnet_player(
             Outcome::Failed => Outcome::Failed,
         });
     }
-    Ok(match propnet_or_log(|| propnet::build(game, budget)) {
+    // The batch machine, for batched playouts or for meta-gaming to try them.
+    let batch = cfg.kind == Kind::Mcts && (cfg.playout == Playout::Batch || (cfg.metagame && in_start_clock));
+    Ok(match propnet_or_log(|| propnet::build_with(game, budget, batch)) {
         Outcome::Built((m, report)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
@@ -508,16 +533,19 @@ fn propnet_player(
                         game = %game.name,
                         chosen = ?trial.chosen,
                         games = trial.games,
-                        random = trial.mean(0),
-                        mast = trial.mean(1),
-                        iterations = trial.iterations,
+                        means = %trial.summary(),
+                        move_ms = trial.move_ms,
                         ms = trial.millis,
                         "meta-gaming: playout policy chosen by self-play"
                     );
                     let chosen = AgentConfig { playout: trial.chosen, ..cfg.clone() };
-                    Outcome::Built(player(m, r, &chosen, seed, "propnet"))
+                    let engine = propnet_engine(&m);
+                    Outcome::Built(player(m, r, &chosen, seed, engine))
                 }
-                _ => Outcome::Built(player(m, r, cfg, seed, "propnet")),
+                _ => {
+                    let engine = propnet_engine(&m);
+                    Outcome::Built(player(m, r, cfg, seed, engine))
+                }
             }
         }
         Outcome::TimedOut => Outcome::TimedOut,

@@ -32,6 +32,10 @@ fn bad_configs_are_errors() {
     assert!(AgentConfig::parse("playout = \"greedy\"").is_err());
     assert!(AgentConfig::parse("mast_epsilon = 1.5").is_err());
     assert!(AgentConfig::parse("mast_decay = -0.1").is_err());
+    assert!(AgentConfig::parse("batch_leaves = 0").is_err());
+    assert!(AgentConfig::parse("batch_leaves = 257").is_err());
+    assert!(AgentConfig::parse("playout = \"batch\"\namaf = \"rave\"").is_err());
+    assert_eq!(AgentConfig::parse("playout = \"batch\"").map(|c| c.batch_leaves), Ok(16));
     let d = AgentConfig::parse("").expect("all defaults");
     assert_eq!(d.kind, Kind::Mcts);
     assert_eq!(d.margin_s, 2.5);
@@ -91,6 +95,32 @@ fn a_player_follows_the_game_and_rejects_illegal_moves() {
     assert_eq!(Some(s.text), p.first_legal(), "the first agent plays the first legal move");
     assert!(p.advance(&["noop".into(), "( mark 1 1 )".into()]).is_err(), "an occupied cell");
     assert!(new_player(&game, "nobody", &cfg, 1, Instant::now() + Duration::from_secs(30)).is_err());
+}
+
+/// An agent with batched playouts gets the propnet's batch machine, and plays well with it:
+/// at connect four it takes a win in one and blocks one.
+#[test]
+fn a_batched_player_searches_on_the_batch_machine() {
+    let cfg = AgentConfig::load(&root().join("agents/mcts_batch.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((cfg.playout, cfg.batch_leaves), (Playout::Batch, 16));
+    let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
+    let deadline = || Instant::now() + Duration::from_secs(30);
+    let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
+    let mut q = new_player(&game, "yellow", &cfg, 1, deadline()).expect("player");
+    assert_eq!((p.engine(), q.engine()), ("propnet+batch", "propnet+batch"));
+    let plain = new_player(&game, "red", &AgentConfig::default(), 1, deadline()).expect("player");
+    assert_eq!(plain.engine(), "propnet");
+    for (red, yellow) in [("(drop 1)", "noop"), ("noop", "(drop 7)"), ("(drop 2)", "noop"), ("noop", "(drop 7)")] {
+        p.advance(&[red.into(), yellow.into()]).unwrap();
+        q.advance(&[red.into(), yellow.into()]).unwrap();
+    }
+    p.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
+    q.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
+    let block = q.search(Limit::iterations(5_000)).expect("a move");
+    assert_eq!(block.text, "( drop 4 )", "yellow blocks");
+    p.advance(&["noop".into(), "(drop 6)".into()]).unwrap();
+    let win = p.search(Limit::iterations(2_000)).expect("a move");
+    assert_eq!(win.text, "( drop 4 )", "red wins");
 }
 
 #[test]

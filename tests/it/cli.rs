@@ -618,24 +618,23 @@ fn similar_compares_positions_and_matches_moves() {
 // metagame
 // ---------------------------------------------------------------------------------------
 
-/// `factotum metagame`: self-play between random and MAST playouts, each candidate scored in
-/// every game, and the better mean chosen.
+/// `factotum metagame`: self-play between random, MAST and batched playouts (the command
+/// builds the batch machine), by pairs in turn; each game scores both of its candidates, and
+/// the best mean is chosen.
 #[test]
-fn metagame_scores_both_playout_policies_and_chooses_the_better() {
-    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "2", "--json"]);
+fn metagame_scores_every_playout_policy_and_chooses_the_best() {
+    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "3", "--json"]);
     let games = v["games"].as_u64().unwrap();
-    assert!(games >= 2, "{v}");
+    assert!(games >= 3, "{v}");
     let c = v["candidates"].as_array().unwrap();
-    assert_eq!(c.len(), 2, "{v}");
-    assert_eq!(c[0]["playout"], "random");
-    assert_eq!(c[1]["playout"], "mast");
-    let (a, b) = (c[0]["mean"].as_f64().unwrap(), c[1]["mean"].as_f64().unwrap());
-    for x in c {
-        assert_eq!(x["played"].as_u64(), Some(games), "{v}");
-    }
-    // Two roles, zero-sum: the candidates' means add up to one.
-    assert!((a + b - 1.0).abs() < 1e-9, "{v}");
-    assert_eq!(v["chosen"], if b > a { "mast" } else { "random" }, "{v}");
+    let names: Vec<&str> = c.iter().map(|x| x["playout"].as_str().unwrap()).collect();
+    assert_eq!(names, ["random", "mast", "batch"], "{v}");
+    let played: u64 = c.iter().map(|x| x["played"].as_u64().unwrap()).sum();
+    assert_eq!(played, 2 * games, "{v}");
+    let means: Vec<f64> = c.iter().map(|x| x["mean"].as_f64().unwrap()).collect();
+    let best = (0..3).max_by(|&a, &b| means[a].total_cmp(&means[b]).then(b.cmp(&a))).unwrap();
+    assert_eq!(v["chosen"], names[best], "{v}");
+    assert!(v["move_ms"].as_u64().unwrap() >= 2, "{v}");
 }
 
 /// An agent with `metagame = true` chooses its playouts in the start clock of a real match
@@ -656,7 +655,7 @@ fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let line = err.lines().find(|l| l.contains("meta-gaming")).unwrap_or_else(|| panic!("no meta-gaming line:\n{err}"));
-    assert!(line.contains("chosen") && (line.contains("Random") || line.contains("Mast")), "{line}");
+    assert!(line.contains("chosen") && ["Random", "Mast", "Batch"].iter().any(|p| line.contains(p)), "{line}");
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(rec["isCompleted"], true, "{rec}");
