@@ -1171,7 +1171,7 @@ impl<M: StateMachine> Mcts<M> {
             }
             let hi = self.path.len();
             if solved {
-                    let mut values = std::mem::take(&mut self.rewards);
+                let mut values = std::mem::take(&mut self.rewards);
                 values.clear();
                 values.extend_from_slice(&self.nodes[leaf as usize].values);
                 self.back_up(lo, hi, leaf, 1, 0, &values);
