@@ -524,6 +524,7 @@ fn propnet_player(
         Outcome::Built((m, report)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
+            let engine = propnet_engine(&m);
             match budget.deadline {
                 Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
                     let now = Instant::now();
@@ -539,13 +540,9 @@ fn propnet_player(
                         "meta-gaming: playout policy chosen by self-play"
                     );
                     let chosen = AgentConfig { playout: trial.chosen, ..cfg.clone() };
-                    let engine = propnet_engine(&m);
                     Outcome::Built(player(m, r, &chosen, seed, engine))
                 }
-                _ => {
-                    let engine = propnet_engine(&m);
-                    Outcome::Built(player(m, r, cfg, seed, engine))
-                }
+                _ => Outcome::Built(player(m, r, cfg, seed, engine)),
             }
         }
         Outcome::TimedOut => Outcome::TimedOut,

@@ -682,11 +682,8 @@ impl<const W: usize> Batch<W> {
         mut on_end: impl FnMut(&LaneEnd, &[Goal]),
     ) -> u64 {
         let steps0 = self.lane_steps;
-        let mut lanes = [0u64; W];
         let first = n.min(Self::LANES as u64) as usize;
-        for lane in 0..first {
-            lanes[lane / WORD_LANES] |= 1 << (lane % WORD_LANES);
-        }
+        let lanes = lane_mask::<W>(0, first);
         self.put_state_lanes(&lanes, start);
         self.active = lanes;
         self.parked = [0; W];

@@ -1095,27 +1095,16 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
-    /// A virtual loss on the descent `path[lo..hi]`: one visit scored 0 for every role
-    /// (taken back by [`Mcts::back_up`] with `marked` 1).
-    fn mark(&mut self, lo: usize, hi: usize) {
+    /// Puts (`on`) or takes back a virtual loss on the descent `path[lo..hi]`: one visit
+    /// scored 0 for every role (also taken back by [`Mcts::back_up`] with `marked` 1).
+    fn virtual_loss(&mut self, lo: usize, hi: usize, on: bool) {
         let roles = self.roles;
+        let step = |x: &mut u32| *x = if on { *x + 1 } else { *x - 1 };
         for d in lo..hi {
             let node = &mut self.nodes[self.path[d] as usize];
-            node.visits += 1;
+            step(&mut node.visits);
             for r in 0..roles {
-                node.n[node.offs[r] as usize + self.path_moves[d * roles + r] as usize] += 1;
-            }
-        }
-    }
-
-    /// Takes back the virtual loss [`Mcts::mark`] put on `path[lo..hi]`.
-    fn unmark(&mut self, lo: usize, hi: usize) {
-        let roles = self.roles;
-        for d in lo..hi {
-            let node = &mut self.nodes[self.path[d] as usize];
-            node.visits -= 1;
-            for r in 0..roles {
-                node.n[node.offs[r] as usize + self.path_moves[d * roles + r] as usize] -= 1;
+                step(&mut node.n[node.offs[r] as usize + self.path_moves[d * roles + r] as usize]);
             }
         }
     }
@@ -1180,7 +1169,7 @@ impl<M: StateMachine> Mcts<M> {
                 self.path.truncate(lo);
                 self.path_moves.truncate(lo * roles);
             } else {
-                self.mark(lo, hi);
+                self.virtual_loss(lo, hi, true);
                 self.batch.pending.push((hi as u32, leaf));
             }
             if self.nodes[self.root as usize].solved {
@@ -1199,7 +1188,7 @@ impl<M: StateMachine> Mcts<M> {
             let mut lo = 0;
             for i in 0..k {
                 let hi = self.batch.pending[i].0 as usize;
-                self.unmark(lo, hi);
+                self.virtual_loss(lo, hi, false);
                 lo = hi;
             }
             self.batch.sums = sums;
