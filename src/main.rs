@@ -225,7 +225,8 @@ enum Cmd {
         plain: bool,
     },
     /// Meta-gaming as the player does it in the start clock (agent key `metagame`): self-play
-    /// between random, MAST and batched playouts on the propnet, and the choice.
+    /// between the agent's candidate playouts (`metagame_candidates`: random, MAST, batched,
+    /// and random and MAST with decisive moves) on the propnet, and the choice.
     Metagame {
         game: PathBuf,
         /// The agent whose search options the candidates share.
@@ -498,8 +499,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             let cfg = &cfgs[0];
             let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
-            let t = factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), until);
-            let name = |p: factotum::search::Playout| format!("{p:?}").to_lowercase();
+            let t =
+                factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &cfg.metagame_candidates, until);
+            let name = |c: factotum::search::metagame::Candidate| c.to_string();
             if json {
                 let v = serde_json::json!({
                     "game": g.name, "games": t.games, "move_ms": t.move_ms, "millis": t.millis,

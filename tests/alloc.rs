@@ -124,7 +124,8 @@ fn batched_playouts_allocate_nothing() {
 /// recorded playouts are reused buffers; similarity-guided AMAF allocates a signature once
 /// per node, here the root's during the warm-up, and its comparisons allocate nothing), with
 /// random and with MAST playouts (MAST's table is sized once per root), and with batched
-/// playouts (the leaves' states are a reused pool).
+/// playouts (the leaves' states are a reused pool), and with decisive moves (their buffers
+/// are made once).
 #[test]
 fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
     use factotum::search::mcts::{Amaf, Mcts, MctsConfig, Playout};
@@ -137,8 +138,11 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
         let plain = [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar].map(|a| (a, Playout::Random));
         let mast = [Amaf::Off, Amaf::Grave].map(|a| (a, Playout::Mast));
         let batch = [(Amaf::Off, Playout::Batch)];
-        for (amaf, playout) in plain.into_iter().chain(mast).chain(batch) {
-            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, playout, ..MctsConfig::default() };
+        let variants = plain.into_iter().chain(mast).chain(batch).map(|(a, p)| (a, p, false));
+        // Decisive moves, with random and MAST playouts, with and without AMAF.
+        let decisive = [(Amaf::Off, Playout::Random), (Amaf::Grave, Playout::Random), (Amaf::Off, Playout::Mast)];
+        for (amaf, playout, decisive) in variants.chain(decisive.map(|(a, p)| (a, p, true))) {
+            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, playout, decisive, ..MctsConfig::default() };
             let mut t = Mcts::new(cfg);
             t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
             // Choosing the move at the end allocates a little, once per call: the same for
@@ -154,7 +158,7 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
             assert_eq!(t.tree_size(), 1);
             assert_eq!(
                 per_call[0], per_call[1],
-                "{file} {amaf:?} {playout:?}: allocations per call at 192 and 4000 iterations"
+                "{file} {amaf:?} {playout:?} decisive {decisive}: allocations per call at 192 and 4000 iterations"
             );
         }
     }

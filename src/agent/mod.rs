@@ -13,6 +13,7 @@ use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
 use crate::search::mcts::{Amaf, Playout};
+use crate::search::metagame::Candidate;
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
 };
@@ -99,9 +100,17 @@ pub struct AgentConfig {
     /// MAST: factor the move statistics are multiplied by from one turn to the next.
     pub mast_decay: f64,
     /// Meta-gaming: in the start clock, once the propnet is built, half of the time left is
-    /// spent on self-play between random, MAST and batched playouts, and the best is played
-    /// (`search::metagame`; logged). `playout` is then only the default it falls back to.
+    /// spent on self-play between the `metagame_candidates` playouts, and the best is played
+    /// (`search::metagame`; logged). `playout` and `decisive` are then what a build after
+    /// the start clock plays.
     pub metagame: bool,
+    /// Meta-gaming's candidates, in order (the first is kept on a tie): `random`, `mast`,
+    /// `batch`, `random+decisive`, `mast+decisive` (the first three by default).
+    pub metagame_candidates: Vec<Candidate>,
+    /// Decisive and anti-decisive moves in random and MAST playouts (a move that wins at
+    /// once is played, one that lets the opponent win at once is avoided where another does
+    /// not): `machine::decisive`. Not with `playout = "batch"`.
+    pub decisive: bool,
 }
 
 impl Default for AgentConfig {
@@ -134,6 +143,8 @@ impl Default for AgentConfig {
             mast_epsilon: MctsConfig::default().mast_epsilon,
             mast_decay: MctsConfig::default().mast_decay,
             metagame: false,
+            metagame_candidates: Candidate::DEFAULT.to_vec(),
+            decisive: false,
         }
     }
 }
@@ -171,6 +182,23 @@ impl AgentConfig {
         if cfg.playout == Playout::Batch && cfg.amaf != Amaf::Off {
             return Err("playout = \"batch\" gathers no AMAF statistics: it needs amaf = \"off\"".into());
         }
+        if cfg.playout == Playout::Batch && cfg.decisive {
+            return Err(
+                "playout = \"batch\" plays uniformly random moves on the batch machine: it cannot have decisive = true"
+                    .into(),
+            );
+        }
+        if cfg.metagame_candidates.is_empty() {
+            return Err("metagame_candidates must name at least one candidate".into());
+        }
+        if let Some(c) = cfg
+            .metagame_candidates
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| cfg.metagame_candidates[..i].contains(c).then_some(c))
+        {
+            return Err(format!("metagame_candidates names {c} twice"));
+        }
         if cfg.killer_window == 0 {
             return Err("killer_window must be at least 1".into());
         }
@@ -205,6 +233,7 @@ impl AgentConfig {
             mast_epsilon: self.mast_epsilon,
             mast_decay: self.mast_decay,
             batch_leaves: self.batch_leaves,
+            decisive: self.decisive,
             ..MctsConfig::default()
         }
     }
@@ -529,17 +558,19 @@ fn propnet_player(
                 Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
                     let now = Instant::now();
                     let until = now + deadline.saturating_duration_since(now) / 2;
-                    let trial = crate::search::metagame::choose_playout(&m, cfg.mcts(seed), until);
+                    let trial =
+                        crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &cfg.metagame_candidates, until);
                     tracing::info!(
                         game = %game.name,
-                        chosen = ?trial.chosen,
+                        chosen = %trial.chosen,
                         games = trial.games,
                         means = %trial.summary(),
                         move_ms = trial.move_ms,
                         ms = trial.millis,
                         "meta-gaming: playout policy chosen by self-play"
                     );
-                    let chosen = AgentConfig { playout: trial.chosen, ..cfg.clone() };
+                    let chosen =
+                        AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() };
                     Outcome::Built(player(m, r, &chosen, seed, engine))
                 }
                 _ => Outcome::Built(player(m, r, cfg, seed, engine)),

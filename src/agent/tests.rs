@@ -36,11 +36,22 @@ fn bad_configs_are_errors() {
     assert!(AgentConfig::parse("batch_leaves = 257").is_err());
     assert!(AgentConfig::parse("playout = \"batch\"\namaf = \"rave\"").is_err());
     assert_eq!(AgentConfig::parse("playout = \"batch\"").map(|c| c.batch_leaves), Ok(16));
+    assert!(AgentConfig::parse("playout = \"batch\"\ndecisive = true").is_err());
+    let dec = AgentConfig::parse("playout = \"mast\"\ndecisive = true").expect("decisive MAST");
+    assert!(dec.decisive && dec.mcts_config(1).decisive);
+    assert_eq!(AgentConfig::parse("").unwrap().metagame_candidates, Candidate::DEFAULT);
+    let two = AgentConfig::parse("metagame_candidates = [\"mast+decisive\", \"batch\"]").expect("two candidates");
+    assert_eq!(two.metagame_candidates, [Candidate::ALL[4], Candidate::ALL[2]]);
+    assert!(AgentConfig::parse("metagame_candidates = []").is_err());
+    assert!(AgentConfig::parse("metagame_candidates = [\"mast\", \"mast\"]").is_err());
+    let e = AgentConfig::parse("metagame_candidates = [\"batch+decisive\"]").unwrap_err();
+    assert!(e.contains("one of"), "{e}");
     let d = AgentConfig::parse("").expect("all defaults");
     assert_eq!(d.kind, Kind::Mcts);
     assert_eq!(d.margin_s, 2.5);
     assert_eq!(d.playout, Playout::Random);
     assert!(!d.metagame);
+    assert!(!d.decisive);
 }
 
 /// The baseline is frozen: every option it plays with is written in the file, with the values

@@ -1,6 +1,8 @@
 //! The `StateMachine` trait every engine implements, and engine-independent helpers built on
 //! it (random playouts). Search, conformance and benchmarks see engines only through this.
 
+pub mod decisive;
+
 use rand::Rng;
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -172,3 +172,23 @@ fn root_parallel_takes_the_win() {
     let c = t.select(&mut m, &s, 0, Limit::iterations(5_000)).unwrap();
     assert_eq!(m.move_text(c.mv), "( drop 4 )");
 }
+
+/// Decisive and anti-decisive playouts inside MCTS (random and MAST, with and without
+/// GRAVE): the win is played, the only threat blocked.
+#[test]
+fn decisive_playouts_take_the_win_and_block_the_loss_in_connect_four() {
+    let mut m = propnet("connect4.kif");
+    let win = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)");
+    let block = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)");
+    for playout in [Playout::Random, Playout::Mast] {
+        for amaf in [Amaf::Off, Amaf::Grave] {
+            let cfg = MctsConfig { seed: 9, playout, amaf, decisive: true, ..MctsConfig::default() };
+            let mut t = Mcts::new(cfg);
+            let c = t.select(&mut m, &win, 0, Limit::iterations(2_000)).unwrap();
+            assert_eq!(m.move_text(c.mv), "( drop 4 )", "{playout:?} {amaf:?} wins");
+            let mut t = Mcts::new(cfg);
+            let c = t.select(&mut m, &block, 1, Limit::iterations(5_000)).unwrap();
+            assert_eq!(m.move_text(c.mv), "( drop 4 )", "{playout:?} {amaf:?} blocks");
+        }
+    }
+}

@@ -25,6 +25,7 @@
 
 use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
+use crate::machine::decisive::{decisive_playout, DecisiveBuffers};
 use crate::machine::{PlayoutBuffers, StateMachine};
 use crate::similarity::{SigScratch, TacticsSig};
 use rand::{Rng, SeedableRng};
@@ -139,6 +140,11 @@ pub struct MctsConfig {
     pub mast_decay: f64,
     /// Batched playouts: leaves selected per batch (each gets the batch's lanes / this).
     pub batch_leaves: usize,
+    /// Decisive and anti-decisive moves in random and MAST playouts
+    /// ([`crate::machine::decisive`]): a move that wins at once is played, and a move that
+    /// lets the opponent win at once is avoided where another does not. Not with batched
+    /// playouts (the batch machine plays uniformly random moves).
+    pub decisive: bool,
 }
 
 impl Default for MctsConfig {
@@ -163,6 +169,7 @@ impl Default for MctsConfig {
             mast_epsilon: 0.4,
             mast_decay: 0.2,
             batch_leaves: 16,
+            decisive: false,
         }
     }
 }
@@ -270,6 +277,8 @@ pub struct Mcts<M: StateMachine> {
     scratch: Option<M::State>,
     play: Option<M::State>,
     bufs: Option<PlayoutBuffers<M>>,
+    /// Decisive moves' buffers (made at the first playout with `decisive`).
+    dec: Option<DecisiveBuffers<M>>,
     amaf: AmafState<M::Move>,
     /// Traps found and not yet taken, and the (state hash, move) of every trap reported, so
     /// that pondering on a state reports its traps once.
@@ -356,6 +365,26 @@ impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for MastPolicy<'_, 
         for (r, &mv) in joint.iter().enumerate() {
             self.seq.push(mast_key::<M>(mv, r, self.roles));
         }
+        if let Some((ids, seq)) = &mut self.amaf {
+            for (r, mv) in joint.iter().enumerate() {
+                seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
+            }
+        }
+    }
+}
+
+/// Uniformly random moves, recorded for AMAF when that is on (the random policy of
+/// playouts with decisive moves).
+struct UniformSeen<'a, M: StateMachine> {
+    amaf: Option<(&'a FxHashMap<(u32, M::Move), u32>, &'a mut Vec<u32>)>,
+}
+
+impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for UniformSeen<'_, M> {
+    fn choose<R: Rng>(&mut self, _role: usize, legal: &[M::Move], rng: &mut R) -> usize {
+        rng.gen_range(0..legal.len())
+    }
+
+    fn seen(&mut self, joint: &[M::Move]) {
         if let Some((ids, seq)) = &mut self.amaf {
             for (r, mv) in joint.iter().enumerate() {
                 seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
@@ -479,6 +508,7 @@ impl<M: StateMachine> Mcts<M> {
             scratch: None,
             play: None,
             bufs: None,
+            dec: None,
             amaf: AmafState::new(),
             traps: Vec::new(),
             reported: Default::default(),
@@ -1319,7 +1349,26 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         let depth = self.cfg.max_playout_depth;
-        let result = if self.cfg.playout == Playout::Mast {
+        let result = if self.cfg.decisive {
+            let mut dec = self.dec.take().unwrap_or_else(|| DecisiveBuffers::new(machine));
+            let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
+            let result = if self.cfg.playout == Playout::Mast {
+                self.mast.seq.clear();
+                let mut policy = MastPolicy::<M> {
+                    table: &self.mast.table,
+                    roles: self.roles,
+                    epsilon: self.cfg.mast_epsilon,
+                    seq: &mut self.mast.seq,
+                    amaf,
+                };
+                decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, &mut dec, &mut policy, true)
+            } else {
+                let mut policy = UniformSeen::<M> { amaf };
+                decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, &mut dec, &mut policy, true)
+            };
+            self.dec = Some(dec);
+            result
+        } else if self.cfg.playout == Playout::Mast {
             self.mast.seq.clear();
             let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
             let mut policy = MastPolicy::<M> {

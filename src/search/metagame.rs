@@ -1,18 +1,22 @@
 //! Meta-gaming: a few seconds of self-play in the start clock to choose, per game, among an
 //! agent's search options, as strong GGP players do (CadiaPlayer and Sancho tune their
-//! playouts to the game at hand). Today the choice is the playout policy ([`Playout`]):
-//! uniformly random, MAST (which wins clearly at some games, breakthrough and reversi, and
-//! loses at others, connect four, where a column's worth depends on its height), and, on an
-//! engine with a batch machine, leaf-batched random playouts (many times more playouts, a
-//! slower-growing tree; worthless where the batch machine is no faster).
+//! playouts to the game at hand). The choice is the playout ([`Candidate`]): the policy
+//! ([`Playout`]: uniformly random; MAST, which wins clearly at some games, breakthrough and
+//! reversi, and loses at others, connect four, where a column's worth depends on its
+//! height; on an engine with a batch machine, leaf-batched random playouts, many times more
+//! playouts and a slower-growing tree, worthless where the batch machine is no faster), and
+//! for random and MAST whether decisive and anti-decisive moves override it
+//! ([`crate::machine::decisive`]: ten to forty times slower playouts that take and block
+//! immediate wins, which wins connect four and loses breakthrough).
 //!
-//! The candidates play each other on the engine the agent will use, in turn by pairs (a
-//! round robin), roles rotated from game to game; in a one-role game each candidate plays
-//! alone in turn. Every search has the same time per move, set from a probe of the game's
-//! length so that a game takes a small share of the time: a candidate's speed counts, as it
-//! does in play. The candidate with the higher mean score is chosen; on a tie, or when a
-//! candidate has played no game or fewer than [`MIN_GAMES`] games fit in the time, the first
-//! candidate (the agent's default) stays.
+//! The candidates (the agent's list, those the engine can play) play each other on the
+//! engine the agent will use, in turn by pairs (a round robin), roles rotated from game to
+//! game; in a one-role game each candidate plays alone in turn. Every search has the same
+//! time per move, set from a probe of the game's length so that a game takes a small share
+//! of the time: a candidate's speed counts, as it does in play. The candidate with the
+//! higher mean score is chosen; on a tie, or when a candidate has played no game or fewer
+//! than [`MIN_GAMES`] games fit in the time, the first candidate (the agent's default)
+//! stays.
 
 use super::mcts::{Mcts, MctsConfig, Playout};
 use super::{Limit, Search};
@@ -26,17 +30,77 @@ const MOVE_TIME: (Duration, Duration) = (Duration::from_millis(2), Duration::fro
 /// Joint moves a self-play game may last before it is scored as it stands.
 const MAX_PLIES: usize = 1000;
 
+/// A playout meta-gaming may choose: a policy, with or without decisive moves. Written
+/// `random`, `mast`, `batch`, `random+decisive`, `mast+decisive` (agent key
+/// `metagame_candidates`); batched playouts have no decisive moves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Candidate {
+    pub playout: Playout,
+    pub decisive: bool,
+}
+
+impl Candidate {
+    /// Every candidate, in the order of the default list.
+    pub const ALL: [Candidate; 5] = [
+        Candidate { playout: Playout::Random, decisive: false },
+        Candidate { playout: Playout::Mast, decisive: false },
+        Candidate { playout: Playout::Batch, decisive: false },
+        Candidate { playout: Playout::Random, decisive: true },
+        Candidate { playout: Playout::Mast, decisive: true },
+    ];
+
+    /// The default list: the policies without decisive moves. Self-play at a few
+    /// milliseconds per move judges a slow policy by a few dozen iterations a move, and it
+    /// never chose decisive moves on the six test games (session 21), even at connect four,
+    /// where they win nine matches in ten at 0.5 s a move: they are candidates only when an
+    /// agent lists them.
+    pub const DEFAULT: [Candidate; 3] = [Candidate::ALL[0], Candidate::ALL[1], Candidate::ALL[2]];
+
+    /// The search options `base` with this candidate's playout.
+    pub fn apply(self, base: MctsConfig) -> MctsConfig {
+        MctsConfig { playout: self.playout, decisive: self.decisive, ..base }
+    }
+}
+
+impl std::fmt::Display for Candidate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = match self.playout {
+            Playout::Random => "random",
+            Playout::Mast => "mast",
+            Playout::Batch => "batch",
+        };
+        write!(f, "{p}{}", if self.decisive { "+decisive" } else { "" })
+    }
+}
+
+impl TryFrom<String> for Candidate {
+    type Error = String;
+    fn try_from(s: String) -> Result<Candidate, String> {
+        Candidate::ALL.into_iter().find(|c| c.to_string() == s.trim()).ok_or_else(|| {
+            let all: Vec<String> = Candidate::ALL.iter().map(|c| c.to_string()).collect();
+            format!("unknown meta-gaming candidate {s:?}: one of {}", all.join(", "))
+        })
+    }
+}
+
+impl From<Candidate> for String {
+    fn from(c: Candidate) -> String {
+        c.to_string()
+    }
+}
+
 /// What the self-play found: the candidates, how each scored, and which was chosen.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trial {
-    pub candidates: Vec<Playout>,
+    pub candidates: Vec<Candidate>,
     /// Per candidate: the sum of its goals (0..=1) over the games it played, and their count.
     pub score: Vec<(f64, u32)>,
     /// Games played to the end.
     pub games: u32,
     /// Search time per move in the self-play games, in milliseconds.
     pub move_ms: u64,
-    pub chosen: Playout,
+    pub chosen: Candidate,
     pub millis: u64,
 }
 
@@ -53,29 +117,35 @@ impl Trial {
 
     /// The candidates and their means, for logs: `random 0.42, mast 0.58`.
     pub fn summary(&self) -> String {
-        let each = self.candidates.iter().enumerate().map(|(i, c)| format!("{c:?} {:.2}", self.mean(i)).to_lowercase());
+        let each = self.candidates.iter().enumerate().map(|(i, c)| format!("{c} {:.2}", self.mean(i)));
         each.collect::<Vec<_>>().join(", ")
     }
 }
 
-/// The playout policies meta-gaming chooses among on `machine`: random (the default) and
-/// MAST, and batched playouts where the engine has a batch machine.
-pub fn candidates<M: StateMachine>(machine: &M) -> Vec<Playout> {
-    let mut c = vec![Playout::Random, Playout::Mast];
-    if machine.batch_lanes() > 0 {
-        c.push(Playout::Batch);
+/// The candidates of `allowed` that `machine` can play (batched playouts need a batch
+/// machine), in their order; the first alone when none can.
+pub fn candidates<M: StateMachine>(machine: &M, allowed: &[Candidate]) -> Vec<Candidate> {
+    let c: Vec<Candidate> =
+        allowed.iter().copied().filter(|c| c.playout != Playout::Batch || machine.batch_lanes() > 0).collect();
+    if c.is_empty() {
+        allowed.iter().copied().take(1).collect()
+    } else {
+        c
     }
-    c
 }
 
-/// Chooses the playout policy for `base` among [`candidates`] by self-play on a clone of
-/// `machine` from its initial state until `deadline`.
-pub fn choose_playout<M>(machine: &M, base: MctsConfig, deadline: Instant) -> Trial
+/// Chooses the playout for `base` among the [`candidates`] of `allowed` by self-play on a
+/// clone of `machine` from its initial state until `deadline`. With fewer than two
+/// candidates nothing is played: the one there is (or `base`'s own playout) is chosen.
+pub fn choose_playout<M>(machine: &M, base: MctsConfig, allowed: &[Candidate], deadline: Instant) -> Trial
 where
     M: StateMachine + Clone,
 {
     let t0 = Instant::now();
-    let candidates = candidates(machine);
+    let mut candidates = candidates(machine, allowed);
+    if candidates.is_empty() {
+        candidates.push(Candidate { playout: base.playout, decisive: base.decisive });
+    }
     let mut m = machine.clone();
     let roles = m.roles().len();
     let mut trial = Trial {
@@ -86,7 +156,8 @@ where
         chosen: candidates[0],
         millis: 0,
     };
-    if roles == 0 {
+    if roles == 0 || candidates.len() < 2 {
+        trial.millis = t0.elapsed().as_millis() as u64;
         return trial;
     }
     let start = m.initial_state();
@@ -111,7 +182,7 @@ where
         let who: Vec<usize> = (0..roles).map(|r| if roles == 1 || r == seat { first } else { second }).collect();
         let seed = base.seed.wrapping_add(game.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut trees: Vec<Mcts<M>> = (0..roles)
-            .map(|r| Mcts::new(MctsConfig { playout: candidates[who[r]], seed: seed ^ r as u64, ..base }))
+            .map(|r| Mcts::new(MctsConfig { seed: seed ^ r as u64, ..candidates[who[r]].apply(base) }))
             .collect();
         let Some(end) = self_play(&mut m, &start, &mut trees, move_time, deadline) else { break };
         for c in [first, second] {
@@ -201,8 +272,9 @@ mod tests {
     #[test]
     fn self_play_scores_both_candidates_in_both_seats_and_chooses_the_better() {
         let m = propnet("connect4.kif", false);
-        assert_eq!(candidates(&m), [Playout::Random, Playout::Mast]);
-        let t = choose_playout(&m, MctsConfig::default(), Instant::now() + Duration::from_millis(2000));
+        let two = &Candidate::ALL[..3];
+        assert_eq!(candidates(&m, two), Candidate::ALL[..2]);
+        let t = choose_playout(&m, MctsConfig::default(), two, Instant::now() + Duration::from_millis(2000));
         // About ten games on a quiet machine; a loaded one plays fewer.
         assert!(t.games >= MIN_GAMES, "{t:?}");
         // Two roles: every game scores each candidate once.
@@ -210,7 +282,7 @@ mod tests {
         assert_eq!(t.score[1].1, t.games);
         // Connect four is zero-sum with draws at 50: the means add up to 1.
         assert!((t.mean(0) + t.mean(1) - 1.0).abs() < 1e-9, "{t:?}");
-        let better = if t.mean(1) > t.mean(0) { Playout::Mast } else { Playout::Random };
+        let better = if t.mean(1) > t.mean(0) { Candidate::ALL[1] } else { Candidate::ALL[0] };
         assert_eq!(t.chosen, better, "{t:?}");
         assert!((MOVE_TIME.0.as_millis()..=MOVE_TIME.1.as_millis()).contains(&(t.move_ms as u128)));
     }
@@ -220,8 +292,9 @@ mod tests {
     #[test]
     fn a_batch_machine_adds_batched_playouts_to_a_round_robin() {
         let m = propnet("connect4.kif", true);
-        assert_eq!(candidates(&m), [Playout::Random, Playout::Mast, Playout::Batch]);
-        let t = choose_playout(&m, MctsConfig::default(), Instant::now() + Duration::from_millis(3000));
+        let three = &Candidate::ALL[..3];
+        assert_eq!(candidates(&m, three), three);
+        let t = choose_playout(&m, MctsConfig::default(), three, Instant::now() + Duration::from_millis(3000));
         assert!(t.games >= 3, "{t:?}");
         let played: u32 = t.score.iter().map(|s| s.1).sum();
         assert_eq!(played, 2 * t.games, "{t:?}");
@@ -237,8 +310,49 @@ mod tests {
     #[test]
     fn no_time_keeps_the_default() {
         let m = propnet("tictactoe.kif", true);
-        let t = choose_playout(&m, MctsConfig::default(), Instant::now());
+        let t = choose_playout(&m, MctsConfig::default(), &Candidate::ALL, Instant::now());
         assert_eq!(t.games, 0);
-        assert_eq!(t.chosen, Playout::Random);
+        assert_eq!(t.chosen, Candidate::ALL[0]);
+    }
+
+    /// One candidate (or none the engine can play) is chosen without a game; an empty list
+    /// falls back to the search's own playout.
+    #[test]
+    fn a_single_candidate_is_chosen_without_self_play() {
+        let m = propnet("tictactoe.kif", false);
+        let soon = Instant::now() + Duration::from_millis(500);
+        let batch = [Candidate::ALL[2]];
+        let t = choose_playout(&m, MctsConfig::default(), &batch, soon);
+        assert_eq!((t.games, t.chosen), (0, batch[0]));
+        let dec = [Candidate::ALL[4]];
+        assert_eq!(choose_playout(&m, MctsConfig::default(), &dec, soon).chosen, dec[0]);
+        let mast = MctsConfig { playout: Playout::Mast, ..MctsConfig::default() };
+        assert_eq!(choose_playout(&m, mast, &[], soon).chosen, Candidate::ALL[1]);
+    }
+
+    /// The candidates' written names read back, and unknown ones are errors that list them.
+    #[test]
+    fn candidates_are_written_by_name() {
+        for c in Candidate::ALL {
+            assert_eq!(Candidate::try_from(c.to_string()), Ok(c));
+        }
+        assert_eq!(Candidate::ALL[4].to_string(), "mast+decisive");
+        let e = Candidate::try_from("batch+decisive".to_string()).unwrap_err();
+        assert!(e.contains("random+decisive"), "{e}");
+    }
+
+    /// With decisive candidates, the round robin covers all five (the batch machine is
+    /// attached), and a decisive candidate's searches do play decisive moves.
+    #[test]
+    fn decisive_candidates_play_in_the_round_robin() {
+        let m = propnet("connect4.kif", true);
+        let t =
+            choose_playout(&m, MctsConfig::default(), &Candidate::ALL, Instant::now() + Duration::from_millis(4000));
+        assert_eq!(t.candidates, Candidate::ALL);
+        assert!(t.games >= 5, "{t:?}");
+        assert!(t.score.iter().all(|s| s.1 > 0), "{t:?}");
+        assert!(t.summary().contains("random+decisive"), "{}", t.summary());
+        let c = Candidate::ALL[3].apply(MctsConfig::default());
+        assert!(c.decisive && c.playout == Playout::Random);
     }
 }

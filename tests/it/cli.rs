@@ -655,7 +655,19 @@ fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let line = err.lines().find(|l| l.contains("meta-gaming")).unwrap_or_else(|| panic!("no meta-gaming line:\n{err}"));
-    assert!(line.contains("chosen") && ["Random", "Mast", "Batch"].iter().any(|p| line.contains(p)), "{line}");
+    // The log's colours off: `\x1b[...m` sequences.
+    let mut plain = String::new();
+    let mut in_escape = false;
+    for ch in line.chars() {
+        match (in_escape, ch) {
+            (false, '\x1b') => in_escape = true,
+            (false, _) => plain.push(ch),
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+        }
+    }
+    let names = ["random", "mast", "batch", "random+decisive", "mast+decisive"];
+    assert!(names.iter().any(|p| plain.contains(&format!("chosen={p} "))), "{plain}");
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(rec["isCompleted"], true, "{rec}");

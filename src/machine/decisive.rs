@@ -1,0 +1,287 @@
+//! Decisive and anti-decisive moves in playouts (Teytaud and Teytaud 2010, "On the huge
+//! benefit of decisive moves in Monte-Carlo tree search algorithms"), for any engine.
+//!
+//! A *decisive move* of a role in a state is a move after which the game ends with that
+//! role's goal at 100. A playout with decisive moves plays such a move whenever a role has
+//! one (the first role in role order that has one, the first such move found from a random
+//! start in its legal list), instead of what the playout policy chose.
+//!
+//! An *anti-decisive move* avoids giving the opponent one: when exactly one role has a
+//! choice (a turn-taking ply) and, after the move the policy chose, another role would have
+//! a decisive move, the mover's other moves are tried (from a random start) and the first
+//! after which no other role has a decisive move is played; if every move allows one, the
+//! policy's move stays. The check of the next state is the decisive-move search the next ply
+//! would make anyway, so it is kept for that ply when the next state has one role with a
+//! choice: in turn-taking games, anti-decisive moves cost little beyond decisive ones.
+//!
+//! Each candidate costs a successor state and a terminal test (and a goal on terminal
+//! states): a ply with `b` legal moves costs about `b + 1` steps instead of one, so the
+//! playouts are slower and better informed; whether that pays is a game's question (meta-
+//! gaming and tournaments answer it). In simultaneous-move plies, a role's decisive move is
+//! judged against the moves the policy chose for the others, and there is no anti-decisive
+//! step.
+
+use super::{PlayoutBuffers, PlayoutPolicy, PlayoutResult, StateMachine};
+use rand::Rng;
+
+/// The goal that makes a terminal move decisive for its role.
+pub const WIN: u32 = 100;
+
+/// What a playout with decisive moves found about a state before reaching it: the search of
+/// the ply that produced it, kept so that the state's own ply need not search again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known<Mv> {
+    /// Nothing is known.
+    Unknown,
+    /// No role has a decisive move.
+    NoWin,
+    /// This role has this decisive move.
+    Win(usize, Mv),
+}
+
+/// Reusable buffers of [`decisive_playout`] (beside the playout's [`PlayoutBuffers`]):
+/// allocated once, so that playouts allocate nothing once their sizes are reached.
+#[derive(Debug)]
+pub struct DecisiveBuffers<M: StateMachine> {
+    /// Legal moves per role in the current state.
+    legal: Vec<Vec<M::Move>>,
+    /// Legal moves of one role in a probed state.
+    probe_legal: Vec<M::Move>,
+    /// A candidate joint move.
+    cand: Vec<M::Move>,
+    /// The successor under a candidate.
+    probe: M::State,
+    /// A second successor (the state after a candidate, while its replies are probed).
+    after: M::State,
+    /// Candidates tried (counted for the tests and the benchmarks).
+    pub probes: u64,
+}
+
+impl<M: StateMachine> DecisiveBuffers<M> {
+    pub fn new(machine: &mut M) -> Self {
+        let roles = machine.roles().len();
+        DecisiveBuffers {
+            legal: vec![Vec::new(); roles],
+            probe_legal: Vec::new(),
+            cand: Vec::new(),
+            probe: machine.initial_state(),
+            after: machine.initial_state(),
+            probes: 0,
+        }
+    }
+}
+
+/// Whether `joint` played in `state` ends the game with `role`'s goal at [`WIN`]; the
+/// successor is left in `probe`.
+fn wins<M: StateMachine>(
+    machine: &mut M,
+    state: &M::State,
+    joint: &[M::Move],
+    role: usize,
+    probe: &mut M::State,
+) -> bool {
+    machine.next_state(state, joint, probe);
+    machine.is_terminal(probe) && machine.goal(probe, role) == Some(WIN)
+}
+
+/// A decisive move in `state` for a role whose legal moves are `legal[role]` (two or more),
+/// the others playing `joint`'s moves; searched from a random start in each list.
+fn find_win<M: StateMachine, R: Rng>(
+    machine: &mut M,
+    state: &M::State,
+    legal: &[Vec<M::Move>],
+    joint: &[M::Move],
+    rng: &mut R,
+    p: Probe<'_, M>,
+) -> Option<(usize, M::Move)> {
+    for (r, moves) in legal.iter().enumerate() {
+        if moves.len() < 2 {
+            continue;
+        }
+        let start = rng.gen_range(0..moves.len());
+        for k in 0..moves.len() {
+            let mv = moves[(start + k) % moves.len()];
+            p.cand.clear();
+            p.cand.extend_from_slice(joint);
+            p.cand[r] = mv;
+            *p.probes += 1;
+            if wins(machine, state, p.cand, r, p.after) {
+                return Some((r, mv));
+            }
+        }
+    }
+    None
+}
+
+/// Buffers of a probe of the state after a candidate, apart from the probed state itself.
+struct Probe<'a, M: StateMachine> {
+    roles: usize,
+    legal: &'a mut Vec<M::Move>,
+    cand: &'a mut Vec<M::Move>,
+    after: &'a mut M::State,
+    probes: &'a mut u64,
+}
+
+/// What is known of the decisive moves in `next` (not terminal), found by searching it when
+/// exactly one role has a choice there (the others' single moves make the search exact);
+/// `Unknown` in a simultaneous-move state or where a role has no legal move.
+fn probe_next<M: StateMachine, R: Rng>(
+    machine: &mut M,
+    next: &M::State,
+    rng: &mut R,
+    p: Probe<'_, M>,
+) -> Known<M::Move> {
+    // The joint move of the single moves, and the one role with a choice.
+    let mut chooser = None;
+    p.cand.clear();
+    for r in 0..p.roles {
+        machine.legal_moves(next, r, p.legal);
+        match p.legal.len() {
+            0 => return Known::Unknown,
+            1 => {}
+            _ if chooser.is_some() => return Known::Unknown,
+            _ => chooser = Some(r),
+        }
+        p.cand.push(p.legal[0]);
+    }
+    let Some(r) = chooser else { return Known::NoWin };
+    machine.legal_moves(next, r, p.legal);
+    let n = p.legal.len();
+    let start = rng.gen_range(0..n);
+    for k in 0..n {
+        let mv = p.legal[(start + k) % n];
+        p.cand[r] = mv;
+        *p.probes += 1;
+        if wins(machine, next, p.cand, r, p.after) {
+            return Known::Win(r, mv);
+        }
+    }
+    Known::NoWin
+}
+
+impl<M: StateMachine> DecisiveBuffers<M> {
+    fn probe(&mut self) -> Probe<'_, M> {
+        Probe {
+            roles: self.legal.len(),
+            legal: &mut self.probe_legal,
+            cand: &mut self.cand,
+            after: &mut self.after,
+            probes: &mut self.probes,
+        }
+    }
+}
+
+/// A playout from `state` (which ends as the last state reached) whose moves `policy`
+/// chooses, overridden by decisive moves and, with `anti`, anti-decisive moves (see the
+/// module's documentation). Every joint move played is shown to `policy.seen` before it is
+/// applied. Ends as [`StateMachine::playout`] does.
+#[allow(clippy::too_many_arguments)]
+pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
+    machine: &mut M,
+    state: &mut M::State,
+    rng: &mut R,
+    max_depth: usize,
+    bufs: &mut PlayoutBuffers<M>,
+    dec: &mut DecisiveBuffers<M>,
+    policy: &mut P,
+    anti: bool,
+) -> PlayoutResult {
+    let roles = machine.roles().len();
+    let mut depth = 0;
+    let mut known: Known<M::Move> = Known::Unknown;
+    loop {
+        if machine.is_terminal(state) {
+            return PlayoutResult { depth, terminal: true };
+        }
+        if depth >= max_depth {
+            return PlayoutResult { depth, terminal: false };
+        }
+        // The policy's joint move, and who has a choice.
+        bufs.joint.clear();
+        let mut choosers = 0;
+        let mut mover = 0;
+        for r in 0..roles {
+            machine.legal_moves(state, r, &mut dec.legal[r]);
+            let moves = &dec.legal[r];
+            let i = match moves.len() {
+                0 => return PlayoutResult { depth, terminal: false },
+                1 => 0,
+                _ => {
+                    choosers += 1;
+                    mover = r;
+                    policy.choose(r, moves, rng)
+                }
+            };
+            bufs.joint.push(moves[i]);
+        }
+        // A decisive move, known from the last ply or searched now.
+        let win = match known {
+            Known::Win(r, mv) => Some((r, mv)),
+            Known::NoWin => None,
+            Known::Unknown => {
+                let p = Probe {
+                    roles,
+                    legal: &mut dec.probe_legal,
+                    cand: &mut dec.cand,
+                    after: &mut dec.after,
+                    probes: &mut dec.probes,
+                };
+                find_win(machine, state, &dec.legal, &bufs.joint, rng, p)
+            }
+        };
+        known = Known::Unknown;
+        if let Some((r, mv)) = win {
+            bufs.joint[r] = mv;
+            machine.next_state(state, &bufs.joint, &mut bufs.next);
+        } else {
+            machine.next_state(state, &bufs.joint, &mut bufs.next);
+            if anti && choosers == 1 && !machine.is_terminal(&bufs.next) {
+                known = probe_next(machine, &bufs.next, rng, dec.probe());
+                if matches!(known, Known::Win(r, _) if r != mover) {
+                    // The policy's move lets another role win: the first other move that
+                    // does not (else the policy's move stays, and the reply found for it
+                    // is played next).
+                    let threat = known;
+                    let chosen = bufs.joint[mover];
+                    let n = dec.legal[mover].len();
+                    let start = rng.gen_range(0..n);
+                    for k in 0..n {
+                        let mv = dec.legal[mover][(start + k) % n];
+                        if mv == chosen {
+                            continue;
+                        }
+                        bufs.joint[mover] = mv;
+                        machine.next_state(state, &bufs.joint, &mut dec.probe);
+                        known = if machine.is_terminal(&dec.probe) {
+                            Known::Unknown
+                        } else {
+                            let p = Probe {
+                                roles,
+                                legal: &mut dec.probe_legal,
+                                cand: &mut dec.cand,
+                                after: &mut dec.after,
+                                probes: &mut dec.probes,
+                            };
+                            probe_next(machine, &dec.probe, rng, p)
+                        };
+                        if !matches!(known, Known::Win(r, _) if r != mover) {
+                            std::mem::swap(&mut bufs.next, &mut dec.probe);
+                            break;
+                        }
+                        bufs.joint[mover] = chosen;
+                    }
+                    if bufs.joint[mover] == chosen {
+                        known = threat;
+                    }
+                }
+            }
+        }
+        policy.seen(&bufs.joint);
+        std::mem::swap(state, &mut bufs.next);
+        depth += 1;
+    }
+}
+
+#[cfg(test)]
+#[path = "decisive_tests.rs"]
+mod tests;
