@@ -499,8 +499,13 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             let cfg = &cfgs[0];
             let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
-            let t =
-                factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &cfg.metagame_candidates, until);
+            let t = factotum::search::metagame::choose_playout(
+                &m,
+                cfg.mcts_config(seed),
+                &cfg.metagame_candidates,
+                cfg.threads,
+                until,
+            );
             let name = |c: factotum::search::metagame::Candidate| c.to_string();
             if json {
                 let v = serde_json::json!({

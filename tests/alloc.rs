@@ -124,8 +124,8 @@ fn batched_playouts_allocate_nothing() {
 /// recorded playouts are reused buffers; similarity-guided AMAF allocates a signature once
 /// per node, here the root's during the warm-up, and its comparisons allocate nothing), with
 /// random and with MAST playouts (MAST's table is sized once per root), and with batched
-/// playouts (the leaves' states are a reused pool), and with decisive moves (their buffers
-/// are made once).
+/// playouts (the leaves' states are a reused pool), with decisive moves (their buffers
+/// are made once), and with transpositions.
 #[test]
 fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
     use factotum::search::mcts::{Amaf, Mcts, MctsConfig, Playout};
@@ -141,8 +141,19 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
         let variants = plain.into_iter().chain(mast).chain(batch).map(|(a, p)| (a, p, false));
         // Decisive moves, with random and MAST playouts, with and without AMAF.
         let decisive = [(Amaf::Off, Playout::Random), (Amaf::Grave, Playout::Random), (Amaf::Off, Playout::Mast)];
-        for (amaf, playout, decisive) in variants.chain(decisive.map(|(a, p)| (a, p, true))) {
-            let cfg = MctsConfig { node_budget: 1, grave_ref: 10, amaf, playout, decisive, ..MctsConfig::default() };
+        // Transpositions (the table is looked up at each expansion), with random and MAST.
+        let graph = [(Amaf::Off, Playout::Random), (Amaf::Off, Playout::Mast)];
+        let variants = variants.chain(decisive.map(|(a, p)| (a, p, true))).map(|(a, p, d)| (a, p, d, false));
+        for (amaf, playout, decisive, transpositions) in variants.chain(graph.map(|(a, p)| (a, p, false, true))) {
+            let cfg = MctsConfig {
+                node_budget: 1,
+                grave_ref: 10,
+                amaf,
+                playout,
+                decisive,
+                transpositions,
+                ..MctsConfig::default()
+            };
             let mut t = Mcts::new(cfg);
             t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
             // Choosing the move at the end allocates a little, once per call: the same for
@@ -158,7 +169,7 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
             assert_eq!(t.tree_size(), 1);
             assert_eq!(
                 per_call[0], per_call[1],
-                "{file} {amaf:?} {playout:?} decisive {decisive}: allocations per call at 192 and 4000 iterations"
+                "{file} {amaf:?} {playout:?} decisive {decisive} transpositions {transpositions}: allocations per call at 192 and 4000 iterations"
             );
         }
     }

@@ -111,6 +111,9 @@ pub struct AgentConfig {
     /// once is played, one that lets the opponent win at once is avoided where another does
     /// not): `machine::decisive`. Not with `playout = "batch"`.
     pub decisive: bool,
+    /// Transpositions: a state reached by another order of moves shares its node (a search
+    /// graph; `search::mcts::MctsConfig::transpositions`).
+    pub transpositions: bool,
 }
 
 impl Default for AgentConfig {
@@ -145,6 +148,7 @@ impl Default for AgentConfig {
             metagame: false,
             metagame_candidates: Candidate::DEFAULT.to_vec(),
             decisive: false,
+            transpositions: false,
         }
     }
 }
@@ -234,6 +238,7 @@ impl AgentConfig {
             mast_decay: self.mast_decay,
             batch_leaves: self.batch_leaves,
             decisive: self.decisive,
+            transpositions: self.transpositions,
             ..MctsConfig::default()
         }
     }
@@ -558,8 +563,13 @@ fn propnet_player(
                 Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
                     let now = Instant::now();
                     let until = now + deadline.saturating_duration_since(now) / 2;
-                    let trial =
-                        crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &cfg.metagame_candidates, until);
+                    let trial = crate::search::metagame::choose_playout(
+                        &m,
+                        cfg.mcts(seed),
+                        &cfg.metagame_candidates,
+                        cfg.threads,
+                        until,
+                    );
                     tracing::info!(
                         game = %game.name,
                         chosen = %trial.chosen,

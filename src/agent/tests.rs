@@ -52,6 +52,8 @@ fn bad_configs_are_errors() {
     assert_eq!(d.playout, Playout::Random);
     assert!(!d.metagame);
     assert!(!d.decisive);
+    assert!(!d.transpositions);
+    assert!(AgentConfig::parse("transpositions = true").unwrap().mcts_config(1).transpositions);
 }
 
 /// The baseline is frozen: every option it plays with is written in the file, with the values

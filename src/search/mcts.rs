@@ -140,6 +140,15 @@ pub struct MctsConfig {
     pub mast_decay: f64,
     /// Batched playouts: leaves selected per batch (each gets the batch's lanes / this).
     pub batch_leaves: usize,
+    /// Transpositions: a state reached again by another order of moves is the same node
+    /// (a search graph: a table from state hash to node, rebuilt when the tree is compacted).
+    /// Each node keeps its own per-move statistics, updated by the descents through it,
+    /// whichever parent they came from (UCT on a DAG with node statistics, the simplest of
+    /// Childs, Brodeur and Kocsis 2008's variants); a parent's statistics count the descents
+    /// through that parent. A child already on the descent's path is not linked (a
+    /// repeated position gets a node of its own), and a descent that meets its own path
+    /// again ends there with a playout. Batched playouts make no links.
+    pub transpositions: bool,
     /// Decisive and anti-decisive moves in random and MAST playouts
     /// ([`crate::machine::decisive`]): a move that wins at once is played, and a move that
     /// lets the opponent win at once is avoided where another does not. Not with batched
@@ -170,6 +179,7 @@ impl Default for MctsConfig {
             mast_decay: 0.2,
             batch_leaves: 16,
             decisive: false,
+            transpositions: false,
         }
     }
 }
@@ -279,6 +289,8 @@ pub struct Mcts<M: StateMachine> {
     bufs: Option<PlayoutBuffers<M>>,
     /// Decisive moves' buffers (made at the first playout with `decisive`).
     dec: Option<DecisiveBuffers<M>>,
+    /// With `transpositions`: state hash -> the first node holding that state.
+    trans: FxHashMap<u64, u32>,
     amaf: AmafState<M::Move>,
     /// Traps found and not yet taken, and the (state hash, move) of every trap reported, so
     /// that pondering on a state reports its traps once.
@@ -509,6 +521,7 @@ impl<M: StateMachine> Mcts<M> {
             play: None,
             bufs: None,
             dec: None,
+            trans: FxHashMap::default(),
             amaf: AmafState::new(),
             traps: Vec::new(),
             reported: Default::default(),
@@ -662,9 +675,39 @@ impl<M: StateMachine> Mcts<M> {
             let node = self.make_node(machine, state.clone());
             self.nodes.push(node);
             self.root = 0;
+            self.reindex();
             return;
         }
         self.compact(found, usize::MAX, 0);
+    }
+
+    /// With transpositions: rebuilds the table from the nodes (after a new root or a
+    /// compaction renumbered them).
+    fn reindex(&mut self) {
+        self.trans.clear();
+        if !self.cfg.transpositions {
+            return;
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            self.trans.entry(state_hash(&node.state)).or_insert(i as u32);
+        }
+    }
+
+    /// Adds node `id` to the transposition table (the first node of a state stays).
+    fn index_node(&mut self, id: u32) {
+        if self.cfg.transpositions {
+            self.trans.entry(state_hash(&self.nodes[id as usize].state)).or_insert(id);
+        }
+    }
+
+    /// With transpositions: the node holding `state`, if there is one off the current
+    /// descent's path (linking to a node on it would make a cycle).
+    fn transposed(&self, state: &M::State) -> Option<u32> {
+        if !self.cfg.transpositions {
+            return None;
+        }
+        let &t = self.trans.get(&state_hash(state))?;
+        (self.nodes[t as usize].state == *state && !self.path.contains(&t)).then_some(t)
     }
 
     /// Copies the subtree under `top` into a fresh arena (breadth first) and makes it the
@@ -705,6 +748,7 @@ impl<M: StateMachine> Mcts<M> {
         }
         self.nodes = nodes;
         self.root = 0;
+        self.reindex();
     }
 
     /// Recycling, when the tree is full: keeps the most visited half of the budget (a
@@ -1066,15 +1110,32 @@ impl<M: StateMachine> Mcts<M> {
             let code = self.select_joint(cur);
             self.path.push(cur as u32);
             if let Some(&(_, child)) = self.nodes[cur].children.iter().find(|&&(c, _)| c == code) {
+                if self.cfg.transpositions && self.path.contains(&child) {
+                    // Transpositions closed a cycle: the descent ends with a playout from
+                    // the position it came back to.
+                    let mut scratch = self.scratch.take().unwrap_or_else(|| self.nodes[child as usize].state.clone());
+                    scratch.clone_from(&self.nodes[child as usize].state);
+                    ended = self.playout(machine, &scratch);
+                    self.scratch = Some(scratch);
+                    break;
+                }
                 cur = child as usize;
                 continue;
             }
             let mut scratch = self.scratch.take().unwrap_or_else(|| self.nodes[cur].state.clone());
             machine.next_state(&self.nodes[cur].state, &self.joint, &mut scratch);
+            if let Some(t) = self.transposed(&scratch) {
+                // Reached before by another order of moves: the descent goes on there.
+                self.nodes[cur].children.push((code, t));
+                self.scratch = Some(scratch);
+                cur = t as usize;
+                continue;
+            }
             if self.nodes.len() < self.cfg.node_budget {
                 let node = self.make_node(machine, scratch.clone());
                 let id = self.nodes.len() as u32;
                 self.nodes.push(node);
+                self.index_node(id);
                 self.nodes[cur].children.push((code, id));
                 leaf = id;
                 if self.nodes[id as usize].solved {
@@ -1183,6 +1244,7 @@ impl<M: StateMachine> Mcts<M> {
                     let id = self.nodes.len() as u32;
                     solved = node.solved;
                     self.nodes.push(node);
+                    self.index_node(id);
                     self.nodes[cur].children.push((code, id));
                     leaf = id;
                 }
@@ -1817,3 +1879,7 @@ mod mast_tests;
 #[cfg(test)]
 #[path = "batch_tests.rs"]
 mod batch_tests;
+
+#[cfg(test)]
+#[path = "transposition_tests.rs"]
+mod transposition_tests;

@@ -134,12 +134,19 @@ pub fn candidates<M: StateMachine>(machine: &M, allowed: &[Candidate]) -> Vec<Ca
     }
 }
 
-/// Chooses the playout for `base` among the [`candidates`] of `allowed` by self-play on a
-/// clone of `machine` from its initial state until `deadline`. With fewer than two
+/// Chooses the playout for `base` among the [`candidates`] of `allowed` by self-play on
+/// clones of `machine` from its initial state until `deadline`, `threads` games at a time
+/// (one thread each, games `w`, `w + threads`, ... on thread `w`). With fewer than two
 /// candidates nothing is played: the one there is (or `base`'s own playout) is chosen.
-pub fn choose_playout<M>(machine: &M, base: MctsConfig, allowed: &[Candidate], deadline: Instant) -> Trial
+pub fn choose_playout<M>(
+    machine: &M,
+    base: MctsConfig,
+    allowed: &[Candidate],
+    threads: usize,
+    deadline: Instant,
+) -> Trial
 where
-    M: StateMachine + Clone,
+    M: StateMachine + Clone + Send,
 {
     let t0 = Instant::now();
     let mut candidates = candidates(machine, allowed);
@@ -171,31 +178,38 @@ where
     // The pairs of candidates, in turn.
     let pairs: Vec<(usize, usize)> =
         (0..candidates.len()).flat_map(|a| (a + 1..candidates.len()).map(move |b| (a, b))).collect();
-    let mut game = 0u64;
-    while Instant::now() < deadline {
-        // Game g: pair g % pairs; of its two, the one in front ((g / pairs) % 2) plays role
-        // (g / pairs / 2) % roles and the other every other role (one role: alone).
-        let (a, b) = pairs[(game % pairs.len() as u64) as usize];
-        let round = game / pairs.len() as u64;
-        let (first, second) = if round % 2 == 0 { (a, b) } else { (b, a) };
-        let seat = ((round / 2) % roles as u64) as usize;
-        let who: Vec<usize> = (0..roles).map(|r| if roles == 1 || r == seat { first } else { second }).collect();
-        let seed = base.seed.wrapping_add(game.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut trees: Vec<Mcts<M>> = (0..roles)
-            .map(|r| Mcts::new(MctsConfig { seed: seed ^ r as u64, ..candidates[who[r]].apply(base) }))
+    let threads = threads.max(1) as u64;
+    let (candidates, pairs, start) = (&candidates, &pairs, &start);
+    // Each thread's games: per game, (candidate, mean goal of its roles) for both (one alone
+    // in a one-role game).
+    let per_thread: Vec<Vec<[Option<(usize, f64)>; 2]>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|w| {
+                let mut m = if w == 0 { std::mem::replace(&mut m, machine.clone()) } else { machine.clone() };
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    let mut game = w;
+                    while Instant::now() < deadline {
+                        let Some(scored) = one_game(&mut m, start, candidates, pairs, game, base, move_time, deadline)
+                        else {
+                            break;
+                        };
+                        out.push(scored);
+                        game += threads;
+                    }
+                    out
+                })
+            })
             .collect();
-        let Some(end) = self_play(&mut m, &start, &mut trees, move_time, deadline) else { break };
-        for c in [first, second] {
-            let mine: Vec<usize> = (0..roles).filter(|&r| who[r] == c).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let v = mine.iter().map(|&r| super::reward(&mut m, &end, r)).sum::<f64>() / mine.len() as f64;
+        // A worker that panicked played no game.
+        workers.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    });
+    for scored in per_thread.iter().flatten() {
+        for &(c, v) in scored.iter().flatten() {
             trial.score[c].0 += v;
             trial.score[c].1 += 1;
         }
         trial.games += 1;
-        game += 1;
     }
     let played_all = trial.score.iter().all(|s| s.1 > 0);
     if trial.games >= MIN_GAMES && played_all {
@@ -205,6 +219,39 @@ where
     }
     trial.millis = t0.elapsed().as_millis() as u64;
     trial
+}
+
+/// Self-play game number `game`: pair `game % pairs`; of its two, the one in front
+/// (`(game / pairs) % 2`) plays role `(game / pairs / 2) % roles` and the other every other
+/// role (in a one-role game, the one in front plays alone). Each candidate's mean goal over
+/// its roles (none for a candidate with no role); `None` if `deadline` came first.
+#[allow(clippy::too_many_arguments)]
+fn one_game<M: StateMachine>(
+    m: &mut M,
+    start: &M::State,
+    candidates: &[Candidate],
+    pairs: &[(usize, usize)],
+    game: u64,
+    base: MctsConfig,
+    move_time: Duration,
+    deadline: Instant,
+) -> Option<[Option<(usize, f64)>; 2]> {
+    let roles = m.roles().len();
+    let (a, b) = pairs[(game % pairs.len() as u64) as usize];
+    let round = game / pairs.len() as u64;
+    let (first, second) = if round % 2 == 0 { (a, b) } else { (b, a) };
+    let seat = ((round / 2) % roles as u64) as usize;
+    let who: Vec<usize> = (0..roles).map(|r| if roles == 1 || r == seat { first } else { second }).collect();
+    let seed = base.seed.wrapping_add(game.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut trees: Vec<Mcts<M>> =
+        (0..roles).map(|r| Mcts::new(MctsConfig { seed: seed ^ r as u64, ..candidates[who[r]].apply(base) })).collect();
+    let end = self_play(m, start, &mut trees, move_time, deadline)?;
+    let mut mean = |c: usize| {
+        let mine: Vec<usize> = (0..roles).filter(|&r| who[r] == c).collect();
+        let sum: f64 = mine.iter().map(|&r| super::reward(m, &end, r)).sum();
+        (!mine.is_empty()).then(|| (c, sum / mine.len() as f64))
+    };
+    Some([mean(first), mean(second)])
 }
 
 /// The depth of one random playout from `state`.
@@ -274,7 +321,7 @@ mod tests {
         let m = propnet("connect4.kif", false);
         let two = &Candidate::ALL[..3];
         assert_eq!(candidates(&m, two), Candidate::ALL[..2]);
-        let t = choose_playout(&m, MctsConfig::default(), two, Instant::now() + Duration::from_millis(2000));
+        let t = choose_playout(&m, MctsConfig::default(), two, 1, Instant::now() + Duration::from_millis(2000));
         // About ten games on a quiet machine; a loaded one plays fewer.
         assert!(t.games >= MIN_GAMES, "{t:?}");
         // Two roles: every game scores each candidate once.
@@ -294,7 +341,7 @@ mod tests {
         let m = propnet("connect4.kif", true);
         let three = &Candidate::ALL[..3];
         assert_eq!(candidates(&m, three), three);
-        let t = choose_playout(&m, MctsConfig::default(), three, Instant::now() + Duration::from_millis(3000));
+        let t = choose_playout(&m, MctsConfig::default(), three, 1, Instant::now() + Duration::from_millis(3000));
         assert!(t.games >= 3, "{t:?}");
         let played: u32 = t.score.iter().map(|s| s.1).sum();
         assert_eq!(played, 2 * t.games, "{t:?}");
@@ -310,7 +357,7 @@ mod tests {
     #[test]
     fn no_time_keeps_the_default() {
         let m = propnet("tictactoe.kif", true);
-        let t = choose_playout(&m, MctsConfig::default(), &Candidate::ALL, Instant::now());
+        let t = choose_playout(&m, MctsConfig::default(), &Candidate::ALL, 1, Instant::now());
         assert_eq!(t.games, 0);
         assert_eq!(t.chosen, Candidate::ALL[0]);
     }
@@ -322,12 +369,12 @@ mod tests {
         let m = propnet("tictactoe.kif", false);
         let soon = Instant::now() + Duration::from_millis(500);
         let batch = [Candidate::ALL[2]];
-        let t = choose_playout(&m, MctsConfig::default(), &batch, soon);
+        let t = choose_playout(&m, MctsConfig::default(), &batch, 1, soon);
         assert_eq!((t.games, t.chosen), (0, batch[0]));
         let dec = [Candidate::ALL[4]];
-        assert_eq!(choose_playout(&m, MctsConfig::default(), &dec, soon).chosen, dec[0]);
+        assert_eq!(choose_playout(&m, MctsConfig::default(), &dec, 1, soon).chosen, dec[0]);
         let mast = MctsConfig { playout: Playout::Mast, ..MctsConfig::default() };
-        assert_eq!(choose_playout(&m, mast, &[], soon).chosen, Candidate::ALL[1]);
+        assert_eq!(choose_playout(&m, mast, &[], 1, soon).chosen, Candidate::ALL[1]);
     }
 
     /// The candidates' written names read back, and unknown ones are errors that list them.
@@ -347,12 +394,56 @@ mod tests {
     fn decisive_candidates_play_in_the_round_robin() {
         let m = propnet("connect4.kif", true);
         let t =
-            choose_playout(&m, MctsConfig::default(), &Candidate::ALL, Instant::now() + Duration::from_millis(4000));
+            choose_playout(&m, MctsConfig::default(), &Candidate::ALL, 1, Instant::now() + Duration::from_millis(4000));
         assert_eq!(t.candidates, Candidate::ALL);
         assert!(t.games >= 5, "{t:?}");
         assert!(t.score.iter().all(|s| s.1 > 0), "{t:?}");
         assert!(t.summary().contains("random+decisive"), "{}", t.summary());
         let c = Candidate::ALL[3].apply(MctsConfig::default());
         assert!(c.decisive && c.playout == Playout::Random);
+    }
+
+    /// Two threads play the round robin's games between them: every game is scored as with
+    /// one (each scores its two candidates once, the goals of a zero-sum game adding up).
+    #[test]
+    fn two_threads_share_the_round_robin() {
+        let m = propnet("connect4.kif", true);
+        let three = &Candidate::ALL[..3];
+        let t = choose_playout(&m, MctsConfig::default(), three, 2, Instant::now() + Duration::from_millis(3000));
+        assert!(t.games >= 3, "{t:?}");
+        let played: u32 = t.score.iter().map(|s| s.1).sum();
+        assert_eq!(played, 2 * t.games, "{t:?}");
+        let goals: f64 = t.score.iter().map(|s| s.0).sum();
+        assert!((goals - t.games as f64).abs() < 1e-9, "{t:?}");
+        assert!(t.score.iter().all(|s| s.1 > 0), "{t:?}");
+    }
+
+    /// In a one-role game each candidate plays alone: one score per game.
+    #[test]
+    fn one_role_games_score_one_candidate_each() {
+        // Three steps of pressing a or b; 100 for three a's, 50 otherwise.
+        let text = "(role p) (init (step 0)) (succ 0 1) (succ 1 2) (succ 2 3)
+            (legal p a) (legal p b)
+            (<= (next (step ?y)) (true (step ?x)) (succ ?x ?y))
+            (<= (next (as ?y)) (does p a) (true (as ?x)) (succ ?x ?y))
+            (<= (next (as 1)) (does p a) (not (hasa)))
+            (<= (next (as ?x)) (does p b) (true (as ?x)))
+            (<= hasa (true (as ?x)))
+            (<= terminal (true (step 3)))
+            (<= (goal p 100) (true (as 3)))
+            (<= (goal p 50) (not (true (as 3))))";
+        let game = Game::parse("solo.kif", text).unwrap();
+        let m = propnet::build_with(&game, &Budget::default(), false).unwrap().0;
+        assert_eq!(m.roles().len(), 1);
+        let t = choose_playout(
+            &m,
+            MctsConfig::default(),
+            &Candidate::ALL[..2],
+            2,
+            Instant::now() + Duration::from_millis(1500),
+        );
+        let played: u32 = t.score.iter().map(|s| s.1).sum();
+        assert!(t.games >= 2, "{t:?}");
+        assert_eq!(played, t.games, "{t:?}");
     }
 }
