@@ -45,16 +45,9 @@ enum Known<Mv> {
 pub struct DecisiveBuffers<M: StateMachine> {
     /// Legal moves per role in the current state.
     legal: Vec<Vec<M::Move>>,
-    /// Legal moves of one role in a probed state.
-    probe_legal: Vec<M::Move>,
-    /// A candidate joint move.
-    cand: Vec<M::Move>,
-    /// The successor under a candidate.
-    probe: M::State,
-    /// A second successor (the state after a candidate, while its replies are probed).
-    after: M::State,
-    /// Candidates tried (counted for the tests and the benchmarks).
-    pub probes: u64,
+    /// The successor under another move of the mover (anti-decisive moves).
+    alt: M::State,
+    probe: Probe<M>,
 }
 
 impl<M: StateMachine> DecisiveBuffers<M> {
@@ -62,112 +55,87 @@ impl<M: StateMachine> DecisiveBuffers<M> {
         let roles = machine.roles().len();
         DecisiveBuffers {
             legal: vec![Vec::new(); roles],
-            probe_legal: Vec::new(),
-            cand: Vec::new(),
-            probe: machine.initial_state(),
-            after: machine.initial_state(),
-            probes: 0,
+            alt: machine.initial_state(),
+            probe: Probe { roles, legal: Vec::new(), cand: Vec::new(), after: machine.initial_state() },
         }
     }
 }
 
-/// Whether `joint` played in `state` ends the game with `role`'s goal at [`WIN`]; the
-/// successor is left in `probe`.
-fn wins<M: StateMachine>(
-    machine: &mut M,
-    state: &M::State,
-    joint: &[M::Move],
-    role: usize,
-    probe: &mut M::State,
-) -> bool {
-    machine.next_state(state, joint, probe);
-    machine.is_terminal(probe) && machine.goal(probe, role) == Some(WIN)
+/// The buffers of a search for decisive moves in one state.
+#[derive(Debug)]
+struct Probe<M: StateMachine> {
+    roles: usize,
+    /// Legal moves of one role in the state searched.
+    legal: Vec<M::Move>,
+    /// A candidate joint move, and its successor.
+    cand: Vec<M::Move>,
+    after: M::State,
 }
 
-/// A decisive move in `state` for a role whose legal moves are `legal[role]` (two or more),
-/// the others playing `joint`'s moves; searched from a random start in each list.
-fn find_win<M: StateMachine, R: Rng>(
-    machine: &mut M,
-    state: &M::State,
-    legal: &[Vec<M::Move>],
-    joint: &[M::Move],
-    rng: &mut R,
-    p: Probe<'_, M>,
-) -> Option<(usize, M::Move)> {
-    for (r, moves) in legal.iter().enumerate() {
-        if moves.len() < 2 {
-            continue;
-        }
-        let start = rng.gen_range(0..moves.len());
-        for k in 0..moves.len() {
-            let mv = moves[(start + k) % moves.len()];
-            p.cand.clear();
-            p.cand.extend_from_slice(joint);
-            p.cand[r] = mv;
-            *p.probes += 1;
-            if wins(machine, state, p.cand, r, p.after) {
-                return Some((r, mv));
+impl<M: StateMachine> Probe<M> {
+    /// Whether `cand` played in `state` ends the game with `role`'s goal at [`WIN`].
+    fn wins(&mut self, machine: &mut M, state: &M::State, role: usize) -> bool {
+        machine.next_state(state, &self.cand, &mut self.after);
+        machine.is_terminal(&self.after) && machine.goal(&self.after, role) == Some(WIN)
+    }
+
+    /// A decisive move in `state` for a role whose legal moves are `legal[role]` (two or
+    /// more), the others playing `joint`'s moves; searched from a random start in each list.
+    fn find_win<R: Rng>(
+        &mut self,
+        machine: &mut M,
+        state: &M::State,
+        legal: &[Vec<M::Move>],
+        joint: &[M::Move],
+        rng: &mut R,
+    ) -> Option<(usize, M::Move)> {
+        for (r, moves) in legal.iter().enumerate() {
+            if moves.len() < 2 {
+                continue;
+            }
+            let start = rng.gen_range(0..moves.len());
+            for k in 0..moves.len() {
+                let mv = moves[(start + k) % moves.len()];
+                self.cand.clear();
+                self.cand.extend_from_slice(joint);
+                self.cand[r] = mv;
+                if self.wins(machine, state, r) {
+                    return Some((r, mv));
+                }
             }
         }
+        None
     }
-    None
-}
 
-/// Buffers of a probe of the state after a candidate, apart from the probed state itself.
-struct Probe<'a, M: StateMachine> {
-    roles: usize,
-    legal: &'a mut Vec<M::Move>,
-    cand: &'a mut Vec<M::Move>,
-    after: &'a mut M::State,
-    probes: &'a mut u64,
-}
-
-/// What is known of the decisive moves in `next` (not terminal), found by searching it when
-/// exactly one role has a choice there (the others' single moves make the search exact);
-/// `Unknown` in a simultaneous-move state or where a role has no legal move.
-fn probe_next<M: StateMachine, R: Rng>(
-    machine: &mut M,
-    next: &M::State,
-    rng: &mut R,
-    p: Probe<'_, M>,
-) -> Known<M::Move> {
-    // The joint move of the single moves, and the one role with a choice.
-    let mut chooser = None;
-    p.cand.clear();
-    for r in 0..p.roles {
-        machine.legal_moves(next, r, p.legal);
-        match p.legal.len() {
-            0 => return Known::Unknown,
-            1 => {}
-            _ if chooser.is_some() => return Known::Unknown,
-            _ => chooser = Some(r),
+    /// What is known of the decisive moves in `next` (not terminal), found by searching it
+    /// when exactly one role has a choice there (the others' single moves make the search
+    /// exact); `Unknown` in a simultaneous-move state or where a role has no legal move.
+    fn next_known<R: Rng>(&mut self, machine: &mut M, next: &M::State, rng: &mut R) -> Known<M::Move> {
+        // The joint move of the single moves, and the one role with a choice.
+        let mut chooser = None;
+        self.cand.clear();
+        for r in 0..self.roles {
+            machine.legal_moves(next, r, &mut self.legal);
+            match self.legal.len() {
+                0 => return Known::Unknown,
+                1 => {}
+                _ if chooser.is_some() => return Known::Unknown,
+                _ => chooser = Some(r),
+            }
+            self.cand.push(self.legal[0]);
         }
-        p.cand.push(p.legal[0]);
-    }
-    let Some(r) = chooser else { return Known::NoWin };
-    machine.legal_moves(next, r, p.legal);
-    let n = p.legal.len();
-    let start = rng.gen_range(0..n);
-    for k in 0..n {
-        let mv = p.legal[(start + k) % n];
-        p.cand[r] = mv;
-        *p.probes += 1;
-        if wins(machine, next, p.cand, r, p.after) {
-            return Known::Win(r, mv);
+        let Some(r) = chooser else { return Known::NoWin };
+        machine.legal_moves(next, r, &mut self.legal);
+        let n = self.legal.len();
+        let start = rng.gen_range(0..n);
+        for k in 0..n {
+            let mv = self.legal[(start + k) % n];
+            self.cand[r] = mv;
+            if self.wins(machine, next, r) {
+                return Known::Win(r, mv);
+            }
         }
-    }
-    Known::NoWin
-}
-
-impl<M: StateMachine> DecisiveBuffers<M> {
-    fn probe(&mut self) -> Probe<'_, M> {
-        Probe {
-            roles: self.legal.len(),
-            legal: &mut self.probe_legal,
-            cand: &mut self.cand,
-            after: &mut self.after,
-            probes: &mut self.probes,
-        }
+        Known::NoWin
     }
 }
 
@@ -218,16 +186,7 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
         let win = match known {
             Known::Win(r, mv) => Some((r, mv)),
             Known::NoWin => None,
-            Known::Unknown => {
-                let p = Probe {
-                    roles,
-                    legal: &mut dec.probe_legal,
-                    cand: &mut dec.cand,
-                    after: &mut dec.after,
-                    probes: &mut dec.probes,
-                };
-                find_win(machine, state, &dec.legal, &bufs.joint, rng, p)
-            }
+            Known::Unknown => dec.probe.find_win(machine, state, &dec.legal, &bufs.joint, rng),
         };
         known = Known::Unknown;
         if let Some((r, mv)) = win {
@@ -236,7 +195,7 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
         } else {
             machine.next_state(state, &bufs.joint, &mut bufs.next);
             if anti && choosers == 1 && !machine.is_terminal(&bufs.next) {
-                known = probe_next(machine, &bufs.next, rng, dec.probe());
+                known = dec.probe.next_known(machine, &bufs.next, rng);
                 if matches!(known, Known::Win(r, _) if r != mover) {
                     // The policy's move lets another role win: the first other move that
                     // does not (else the policy's move stays, and the reply found for it
@@ -251,21 +210,14 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
                             continue;
                         }
                         bufs.joint[mover] = mv;
-                        machine.next_state(state, &bufs.joint, &mut dec.probe);
-                        known = if machine.is_terminal(&dec.probe) {
+                        machine.next_state(state, &bufs.joint, &mut dec.alt);
+                        known = if machine.is_terminal(&dec.alt) {
                             Known::Unknown
                         } else {
-                            let p = Probe {
-                                roles,
-                                legal: &mut dec.probe_legal,
-                                cand: &mut dec.cand,
-                                after: &mut dec.after,
-                                probes: &mut dec.probes,
-                            };
-                            probe_next(machine, &dec.probe, rng, p)
+                            dec.probe.next_known(machine, &dec.alt, rng)
                         };
                         if !matches!(known, Known::Win(r, _) if r != mover) {
-                            std::mem::swap(&mut bufs.next, &mut dec.probe);
+                            std::mem::swap(&mut bufs.next, &mut dec.alt);
                             break;
                         }
                         bufs.joint[mover] = chosen;

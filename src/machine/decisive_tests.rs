@@ -39,7 +39,7 @@ impl<Mv: Copy> PlayoutPolicy<Mv> for Recorded<Mv> {
     }
 }
 
-/// One decisive playout from `start`: the joint moves played, the end and the probes made.
+/// One decisive playout from `start`: the joint moves played, the end and the final state.
 fn playout<M: StateMachine>(
     m: &mut M,
     start: &M::State,

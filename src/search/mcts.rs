@@ -1411,28 +1411,11 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         let depth = self.cfg.max_playout_depth;
-        let result = if self.cfg.decisive {
-            let mut dec = self.dec.take().unwrap_or_else(|| DecisiveBuffers::new(machine));
-            let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
-            let result = if self.cfg.playout == Playout::Mast {
-                self.mast.seq.clear();
-                let mut policy = MastPolicy::<M> {
-                    table: &self.mast.table,
-                    roles: self.roles,
-                    epsilon: self.cfg.mast_epsilon,
-                    seq: &mut self.mast.seq,
-                    amaf,
-                };
-                decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, &mut dec, &mut policy, true)
-            } else {
-                let mut policy = UniformSeen::<M> { amaf };
-                decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, &mut dec, &mut policy, true)
-            };
-            self.dec = Some(dec);
-            result
-        } else if self.cfg.playout == Playout::Mast {
+        // Decisive moves' buffers while they are in use (taken out, put back below).
+        let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| DecisiveBuffers::new(machine)));
+        let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
+        let result = if self.cfg.playout == Playout::Mast {
             self.mast.seq.clear();
-            let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
             let mut policy = MastPolicy::<M> {
                 table: &self.mast.table,
                 roles: self.roles,
@@ -1440,17 +1423,25 @@ impl<M: StateMachine> Mcts<M> {
                 seq: &mut self.mast.seq,
                 amaf,
             };
-            machine.playout_policy(&mut play, &mut self.rng, depth, &mut bufs, &mut policy)
-        } else if self.cfg.amaf == Amaf::Off {
-            machine.playout(&mut play, &mut self.rng, depth, &mut bufs)
-        } else {
-            let (ids, seq) = (&self.amaf.ids, &mut self.amaf.seq);
+            match &mut dec {
+                Some(d) => decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, d, &mut policy, true),
+                None => machine.playout_policy(&mut play, &mut self.rng, depth, &mut bufs, &mut policy),
+            }
+        } else if let Some(d) = &mut dec {
+            let mut policy = UniformSeen::<M> { amaf };
+            decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, d, &mut policy, true)
+        } else if let Some((ids, seq)) = amaf {
             machine.playout_seen(&mut play, &mut self.rng, depth, &mut bufs, |joint| {
                 for (r, mv) in joint.iter().enumerate() {
                     seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
                 }
             })
+        } else {
+            machine.playout(&mut play, &mut self.rng, depth, &mut bufs)
         };
+        if dec.is_some() {
+            self.dec = dec;
+        }
         self.rewards.clear();
         for r in 0..self.roles {
             let v = reward(machine, &play, r);
