@@ -185,7 +185,7 @@ where
     let per_thread: Vec<Vec<[Option<(usize, f64)>; 2]>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|w| {
-                let mut m = if w == 0 { std::mem::replace(&mut m, machine.clone()) } else { machine.clone() };
+                let mut m = machine.clone();
                 s.spawn(move || {
                     let mut out = Vec::new();
                     let mut game = w;
