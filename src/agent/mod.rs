@@ -16,6 +16,7 @@ use crate::search::mcts::{Amaf, Playout};
 use crate::search::metagame::Candidate;
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
+    TreeParallelMcts,
 };
 use serde::Deserialize;
 use std::path::Path;
@@ -31,6 +32,17 @@ pub enum Kind {
     Mcts,
 }
 
+/// How MCTS uses more than one thread (agent key `parallel`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Parallel {
+    /// A tree per thread, root statistics summed.
+    #[default]
+    Root,
+    /// One tree; helper threads play its playouts.
+    Tree,
+}
+
 /// An agent configuration, as written in `agents/NAME.toml`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -42,8 +54,13 @@ pub struct AgentConfig {
     pub exploration: f64,
     /// Seconds kept back from each clock for messaging and slack.
     pub margin_s: f64,
-    /// Search threads: MCTS with more than one runs one tree per thread (root parallel).
+    /// Search threads: MCTS with more than one searches as `parallel` says.
     pub threads: usize,
+    /// How MCTS uses more than one thread: `"root"`, one tree per thread, their root
+    /// statistics summed ([`ParallelMcts`]); `"tree"`, one tree whose playouts are shared
+    /// with `threads - 1` helper threads under virtual loss ([`TreeParallelMcts`]; without
+    /// AMAF).
+    pub parallel: Parallel,
     /// Most MCTS nodes kept.
     pub node_budget: usize,
     pub seed: u64,
@@ -124,6 +141,7 @@ impl Default for AgentConfig {
             exploration: 0.7,
             margin_s: 2.5,
             threads: 1,
+            parallel: Parallel::Root,
             node_budget: 200_000,
             seed: 1,
             playout_depth: 1000,
@@ -191,6 +209,9 @@ impl AgentConfig {
                 "playout = \"batch\" plays uniformly random moves on the batch machine: it cannot have decisive = true"
                     .into(),
             );
+        }
+        if cfg.parallel == Parallel::Tree && cfg.amaf != Amaf::Off {
+            return Err("parallel = \"tree\": helper threads gather no AMAF statistics: it needs amaf = \"off\"".into());
         }
         if cfg.metagame_candidates.is_empty() {
             return Err("metagame_candidates must name at least one candidate".into());
@@ -263,6 +284,9 @@ impl AgentConfig {
     pub fn searcher<M: StateMachine + Clone + Send + 'static>(&self, seed: u64) -> Box<dyn Search<M>> {
         let mcts = self.mcts(seed);
         match self.kind {
+            Kind::Mcts if self.threads > 1 && self.parallel == Parallel::Tree => {
+                Box::new(TreeParallelMcts::<M>::new(mcts, self.threads))
+            }
             Kind::Mcts if self.threads > 1 => Box::new(ParallelMcts::<M>::new(mcts, self.threads)),
             Kind::Random => Box::new(RandomMove::new(seed)),
             Kind::First => Box::new(FirstLegal),

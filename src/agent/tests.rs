@@ -54,6 +54,11 @@ fn bad_configs_are_errors() {
     assert!(!d.decisive);
     assert!(!d.transpositions);
     assert!(AgentConfig::parse("transpositions = true").unwrap().mcts_config(1).transpositions);
+    assert_eq!(d.parallel, Parallel::Root);
+    assert_eq!(AgentConfig::parse("threads = 2\nparallel = \"tree\"").map(|c| c.parallel), Ok(Parallel::Tree));
+    assert!(AgentConfig::parse("parallel = \"leaf\"").is_err());
+    let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\namaf = \"grave\"").unwrap_err();
+    assert!(e.contains("amaf"), "{e}");
 }
 
 /// The baseline is frozen: every option it plays with is written in the file, with the values
@@ -134,6 +139,31 @@ fn a_batched_player_searches_on_the_batch_machine() {
     p.advance(&["noop".into(), "(drop 6)".into()]).unwrap();
     let win = p.search(Limit::iterations(2_000)).expect("a move");
     assert_eq!(win.text, "( drop 4 )", "red wins");
+}
+
+/// A tree-parallel agent (`threads = 2`, `parallel = "tree"`) plays through the player API:
+/// at connect four it blocks and wins, with each playout kind its helper can play.
+#[test]
+fn a_tree_parallel_player_blocks_and_wins() {
+    let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
+    let deadline = || Instant::now() + Duration::from_secs(30);
+    for playout in ["random", "mast", "batch"] {
+        let text = format!("threads = 2\nparallel = \"tree\"\nplayout = \"{playout}\"");
+        let cfg = AgentConfig::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
+        let mut q = new_player(&game, "yellow", &cfg, 1, deadline()).expect("player");
+        for (red, yellow) in [("(drop 1)", "noop"), ("noop", "(drop 7)"), ("(drop 2)", "noop"), ("noop", "(drop 7)")] {
+            p.advance(&[red.into(), yellow.into()]).unwrap();
+            q.advance(&[red.into(), yellow.into()]).unwrap();
+        }
+        p.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
+        q.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
+        let block = q.search(Limit::iterations(5_000)).expect("a move");
+        assert_eq!(block.text, "( drop 4 )", "{playout}: yellow blocks");
+        p.advance(&["noop".into(), "(drop 6)".into()]).unwrap();
+        let win = p.search(Limit::iterations(2_000)).expect("a move");
+        assert_eq!(win.text, "( drop 4 )", "{playout}: red wins");
+    }
 }
 
 #[test]

@@ -305,6 +305,8 @@ pub struct Mcts<M: StateMachine> {
     hint_finds: Vec<TrapFound<M::Move>>,
     mast: MastState,
     batch: BatchState<M>,
+    /// Tree-parallel search's helper threads ([`TreeParallelMcts`]), once started.
+    helpers: Option<parallel::Helpers<M::State>>,
 }
 
 /// Leaf batching's pending descents and reused buffers (see [`Playout::Batch`]).
@@ -347,7 +349,7 @@ struct MastPolicy<'a, M: StateMachine> {
     roles: usize,
     epsilon: f64,
     seq: &'a mut Vec<u32>,
-    amaf: Option<(&'a FxHashMap<(u32, M::Move), u32>, &'a mut Vec<u32>)>,
+    amaf: AmafSink<'a, M::Move>,
 }
 
 impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for MastPolicy<'_, M> {
@@ -388,7 +390,7 @@ impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for MastPolicy<'_, 
 /// Uniformly random moves, recorded for AMAF when that is on (the random policy of
 /// playouts with decisive moves).
 struct UniformSeen<'a, M: StateMachine> {
-    amaf: Option<(&'a FxHashMap<(u32, M::Move), u32>, &'a mut Vec<u32>)>,
+    amaf: AmafSink<'a, M::Move>,
 }
 
 impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for UniformSeen<'_, M> {
@@ -401,6 +403,60 @@ impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for UniformSeen<'_,
             for (r, mv) in joint.iter().enumerate() {
                 seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
             }
+        }
+    }
+}
+
+/// The settings of one playout that do not change during a search: what [`Mcts`] and its
+/// helper threads ([`parallel`]) both play by.
+#[derive(Copy, Clone, Debug)]
+struct PlayoutKit {
+    depth: usize,
+    epsilon: f64,
+    roles: usize,
+}
+
+/// Where a playout's moves go for AMAF: the moves' ids, and the sequence they are pushed to.
+type AmafSink<'a, Mv> = Option<(&'a FxHashMap<(u32, Mv), u32>, &'a mut Vec<u32>)>;
+
+/// MAST's side of a playout: the table it plays by, and the sequence its moves' keys are
+/// pushed to.
+type MastSink<'a> = Option<(&'a [(f64, f64)], &'a mut Vec<u32>)>;
+
+impl PlayoutKit {
+    /// A playout from `play` (which ends as the last state reached): uniformly random moves,
+    /// or MAST's with `mast` (its table, and the sequence the moves' keys are pushed to), with
+    /// decisive moves when `dec` is given, the moves recorded for AMAF when `amaf` is given.
+    #[allow(clippy::too_many_arguments)]
+    fn run<M: StateMachine, R: Rng>(
+        self,
+        machine: &mut M,
+        play: &mut M::State,
+        rng: &mut R,
+        bufs: &mut PlayoutBuffers<M>,
+        dec: Option<&mut DecisiveBuffers<M>>,
+        mast: MastSink<'_>,
+        amaf: AmafSink<'_, M::Move>,
+    ) -> crate::machine::PlayoutResult {
+        let depth = self.depth;
+        if let Some((table, seq)) = mast {
+            let mut policy = MastPolicy::<M> { table, roles: self.roles, epsilon: self.epsilon, seq, amaf };
+            return match dec {
+                Some(d) => decisive_playout(machine, play, rng, depth, bufs, d, &mut policy, true),
+                None => machine.playout_policy(play, rng, depth, bufs, &mut policy),
+            };
+        }
+        if let Some(d) = dec {
+            let mut policy = UniformSeen::<M> { amaf };
+            return decisive_playout(machine, play, rng, depth, bufs, d, &mut policy, true);
+        }
+        match amaf {
+            Some((ids, seq)) => machine.playout_seen(play, rng, depth, bufs, |joint| {
+                for (r, mv) in joint.iter().enumerate() {
+                    seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
+                }
+            }),
+            None => machine.playout(play, rng, depth, bufs),
         }
     }
 }
@@ -532,6 +588,7 @@ impl<M: StateMachine> Mcts<M> {
             hint_finds: Vec::new(),
             mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
             batch: BatchState { starts: Vec::new(), pending: Vec::new(), sums: Vec::new() },
+            helpers: None,
         }
     }
 
@@ -922,6 +979,16 @@ impl<M: StateMachine> Mcts<M> {
     /// MAST's update of one iteration: each role's moves on the path and in the playout
     /// count the role's reward (every play counts).
     fn mast_update(&mut self) {
+        let seq = std::mem::take(&mut self.mast.seq);
+        let rewards = std::mem::take(&mut self.rewards);
+        self.mast_add(0, self.path.len(), &seq, &rewards);
+        self.mast.seq = seq;
+        self.rewards = rewards;
+    }
+
+    /// MAST's update for the descent `path[lo..hi]` and the playout of keys `seq` (roles per
+    /// ply), which gave `rewards`.
+    fn mast_add(&mut self, lo: usize, hi: usize, seq: &[u32], rewards: &[f64]) {
         let roles = self.roles;
         let table = &mut self.mast.table;
         let mut add = |key: u32, r: usize| {
@@ -933,17 +1000,17 @@ impl<M: StateMachine> Mcts<M> {
                 // Engines whose move numbers grow as they go (the interpreter's terms).
                 table.resize(k + 1, (0.0, 0.0));
             }
-            table[k].0 += self.rewards[r];
+            table[k].0 += rewards[r];
             table[k].1 += 1.0;
         };
-        for d in 0..self.path.len() {
+        for d in lo..hi {
             let node = &self.nodes[self.path[d] as usize];
             for r in 0..roles {
                 let mv = node.moves[node.offs[r] as usize + self.path_moves[d * roles + r] as usize];
                 add(mast_key::<M>(mv, r, roles), r);
             }
         }
-        for (i, &key) in self.mast.seq.iter().enumerate() {
+        for (i, &key) in seq.iter().enumerate() {
             add(key, i % roles.max(1));
         }
     }
@@ -1053,11 +1120,19 @@ impl<M: StateMachine> Mcts<M> {
     /// One iteration, or one batch of them with batched playouts on an engine that has a
     /// batch machine (given up at `until`); the descents made.
     fn step(&mut self, machine: &mut M, until: Instant) -> u64 {
+        let mut descents = 0;
+        if self.helpers.is_some() {
+            descents += self.feed_helpers(machine, until);
+            if self.nodes.len() >= self.cfg.node_budget {
+                // Recycling renumbers the nodes the helpers' descents hold.
+                self.drain_helpers();
+            }
+        }
         if self.cfg.playout == Playout::Batch && machine.batch_lanes() > 0 {
-            self.iterate_batch(machine, until)
+            descents + self.iterate_batch(machine, until)
         } else {
             self.iterate(machine);
-            1
+            descents + 1
         }
     }
 
@@ -1200,23 +1275,28 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
-    /// Leaf-batched iterations ([`Playout::Batch`]): up to `batch_leaves` descents, each
-    /// marked with a virtual loss, then playouts from all their leaves at once on the
-    /// engine's batch machine, backed up. A descent that ends in a solved node is backed up
-    /// at once. Playouts still running at `until` are given up (their descents unmarked,
-    /// their new nodes kept unvisited). Returns the descents made.
-    fn iterate_batch(&mut self, machine: &mut M, until: Instant) -> u64 {
-        if self.nodes.len() >= self.cfg.node_budget {
-            self.recycle();
-        }
-        let lanes = machine.batch_lanes();
-        let leaves = self.cfg.batch_leaves.clamp(1, lanes.max(1));
+    /// Up to `leaves` descents, each marked with a virtual loss, for playouts to come: their
+    /// paths go one after another to `path` and `path_moves` (cleared first), the leaves'
+    /// states to `starts` (a pool: the first `pending.len()` are these), and per descent its
+    /// path's end and its leaf (`NONE` when the tree was full) to `pending` (cleared first).
+    /// A descent that ends in a solved node is backed up at once and is not pending. Stops
+    /// early when the root is solved. Returns the descents made.
+    fn descend_marked(
+        &mut self,
+        machine: &mut M,
+        leaves: usize,
+        starts: &mut Vec<M::State>,
+        pending: &mut Vec<(u32, u32)>,
+    ) -> u64 {
         self.path.clear();
         self.path_moves.clear();
-        self.batch.pending.clear();
+        pending.clear();
         let roles = self.roles;
         let mut descents = 0u64;
         for _ in 0..leaves {
+            if self.nodes[self.root as usize].solved {
+                break;
+            }
             descents += 1;
             let lo = self.path.len();
             let mut cur = self.root as usize;
@@ -1234,13 +1314,13 @@ impl<M: StateMachine> Mcts<M> {
                     cur = child as usize;
                     continue;
                 }
-                let k = self.batch.pending.len();
-                if self.batch.starts.len() <= k {
-                    self.batch.starts.push(self.nodes[cur].state.clone());
+                let k = pending.len();
+                if starts.len() <= k {
+                    starts.push(self.nodes[cur].state.clone());
                 }
-                machine.next_state(&self.nodes[cur].state, &self.joint, &mut self.batch.starts[k]);
+                machine.next_state(&self.nodes[cur].state, &self.joint, &mut starts[k]);
                 if self.nodes.len() < self.cfg.node_budget {
-                    let node = self.make_node(machine, self.batch.starts[k].clone());
+                    let node = self.make_node(machine, starts[k].clone());
                     let id = self.nodes.len() as u32;
                     solved = node.solved;
                     self.nodes.push(node);
@@ -1262,12 +1342,29 @@ impl<M: StateMachine> Mcts<M> {
                 self.path_moves.truncate(lo * roles);
             } else {
                 self.virtual_loss(lo, hi, true);
-                self.batch.pending.push((hi as u32, leaf));
-            }
-            if self.nodes[self.root as usize].solved {
-                break;
+                pending.push((hi as u32, leaf));
             }
         }
+        descents
+    }
+
+    /// Leaf-batched iterations ([`Playout::Batch`]): up to `batch_leaves` descents, each
+    /// marked with a virtual loss, then playouts from all their leaves at once on the
+    /// engine's batch machine, backed up. A descent that ends in a solved node is backed up
+    /// at once. Playouts still running at `until` are given up (their descents unmarked,
+    /// their new nodes kept unvisited). Returns the descents made.
+    fn iterate_batch(&mut self, machine: &mut M, until: Instant) -> u64 {
+        if self.nodes.len() >= self.cfg.node_budget {
+            self.recycle();
+        }
+        let lanes = machine.batch_lanes();
+        let leaves = self.cfg.batch_leaves.clamp(1, lanes.max(1));
+        let roles = self.roles;
+        let mut starts = std::mem::take(&mut self.batch.starts);
+        let mut pending = std::mem::take(&mut self.batch.pending);
+        let descents = self.descend_marked(machine, leaves, &mut starts, &mut pending);
+        self.batch.starts = starts;
+        self.batch.pending = pending;
         let k = self.batch.pending.len();
         if k == 0 {
             return descents;
@@ -1410,35 +1507,13 @@ impl<M: StateMachine> Mcts<M> {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
-        let depth = self.cfg.max_playout_depth;
         // Decisive moves' buffers while they are in use (taken out, put back below).
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| DecisiveBuffers::new(machine)));
         let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
-        let result = if self.cfg.playout == Playout::Mast {
-            self.mast.seq.clear();
-            let mut policy = MastPolicy::<M> {
-                table: &self.mast.table,
-                roles: self.roles,
-                epsilon: self.cfg.mast_epsilon,
-                seq: &mut self.mast.seq,
-                amaf,
-            };
-            match &mut dec {
-                Some(d) => decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, d, &mut policy, true),
-                None => machine.playout_policy(&mut play, &mut self.rng, depth, &mut bufs, &mut policy),
-            }
-        } else if let Some(d) = &mut dec {
-            let mut policy = UniformSeen::<M> { amaf };
-            decisive_playout(machine, &mut play, &mut self.rng, depth, &mut bufs, d, &mut policy, true)
-        } else if let Some((ids, seq)) = amaf {
-            machine.playout_seen(&mut play, &mut self.rng, depth, &mut bufs, |joint| {
-                for (r, mv) in joint.iter().enumerate() {
-                    seq.push(ids.get(&(r as u32, *mv)).copied().unwrap_or(NONE));
-                }
-            })
-        } else {
-            machine.playout(&mut play, &mut self.rng, depth, &mut bufs)
-        };
+        self.mast.seq.clear();
+        let mast = (self.cfg.playout == Playout::Mast).then_some((&self.mast.table[..], &mut self.mast.seq));
+        let kit = PlayoutKit { depth: self.cfg.max_playout_depth, epsilon: self.cfg.mast_epsilon, roles: self.roles };
+        let result = kit.run(machine, &mut play, &mut self.rng, &mut bufs, dec.as_mut(), mast, amaf);
         if dec.is_some() {
             self.dec = dec;
         }
@@ -1722,6 +1797,8 @@ where
                 iterations += self.step(machine, half.deadline);
             }
         }
+        // The helpers' descents backed up: no virtual loss is left to mislead the choice.
+        self.drain_helpers();
         self.sim.stats.search_time += self.sim.started.elapsed();
         let (idx, value, proven) = self.best(role)?;
         let root = &self.nodes[self.root as usize];
@@ -1859,6 +1936,10 @@ where
     }
 }
 
+#[path = "mcts_parallel.rs"]
+mod parallel;
+pub use parallel::TreeParallelMcts;
+
 #[cfg(test)]
 #[path = "amaf_tests.rs"]
 mod amaf_tests;
@@ -1874,3 +1955,7 @@ mod batch_tests;
 #[cfg(test)]
 #[path = "transposition_tests.rs"]
 mod transposition_tests;
+
+#[cfg(test)]
+#[path = "parallel_tests.rs"]
+mod parallel_tests;
