@@ -115,19 +115,13 @@ fn a_player_follows_the_game_and_rejects_illegal_moves() {
     assert!(new_player(&game, "nobody", &cfg, 1, Instant::now() + Duration::from_secs(30)).is_err());
 }
 
-/// An agent with batched playouts gets the propnet's batch machine, and plays well with it:
-/// at connect four it takes a win in one and blocks one.
-#[test]
-fn a_batched_player_searches_on_the_batch_machine() {
-    let cfg = AgentConfig::load(&root().join("agents/mcts_batch.toml")).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((cfg.playout, cfg.batch_leaves), (Playout::Batch, 16));
+/// Connect four through the player API for agent `cfg` (`what` names it): yellow blocks red's
+/// three in a row, then red completes another. Returns red's and yellow's engines.
+fn blocks_and_wins(cfg: &AgentConfig, what: &str) -> (&'static str, &'static str) {
     let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
     let deadline = || Instant::now() + Duration::from_secs(30);
-    let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
-    let mut q = new_player(&game, "yellow", &cfg, 1, deadline()).expect("player");
-    assert_eq!((p.engine(), q.engine()), ("propnet+batch", "propnet+batch"));
-    let plain = new_player(&game, "red", &AgentConfig::default(), 1, deadline()).expect("player");
-    assert_eq!(plain.engine(), "propnet");
+    let mut p = new_player(&game, "red", cfg, 1, deadline()).expect("player");
+    let mut q = new_player(&game, "yellow", cfg, 1, deadline()).expect("player");
     for (red, yellow) in [("(drop 1)", "noop"), ("noop", "(drop 7)"), ("(drop 2)", "noop"), ("noop", "(drop 7)")] {
         p.advance(&[red.into(), yellow.into()]).unwrap();
         q.advance(&[red.into(), yellow.into()]).unwrap();
@@ -135,34 +129,34 @@ fn a_batched_player_searches_on_the_batch_machine() {
     p.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
     q.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
     let block = q.search(Limit::iterations(5_000)).expect("a move");
-    assert_eq!(block.text, "( drop 4 )", "yellow blocks");
+    assert_eq!(block.text, "( drop 4 )", "{what}: yellow blocks");
     p.advance(&["noop".into(), "(drop 6)".into()]).unwrap();
     let win = p.search(Limit::iterations(2_000)).expect("a move");
-    assert_eq!(win.text, "( drop 4 )", "red wins");
+    assert_eq!(win.text, "( drop 4 )", "{what}: red wins");
+    (p.engine(), q.engine())
+}
+
+/// An agent with batched playouts gets the propnet's batch machine, and plays well with it:
+/// at connect four it takes a win in one and blocks one.
+#[test]
+fn a_batched_player_searches_on_the_batch_machine() {
+    let cfg = AgentConfig::load(&root().join("agents/mcts_batch.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((cfg.playout, cfg.batch_leaves), (Playout::Batch, 16));
+    assert_eq!(blocks_and_wins(&cfg, "batched"), ("propnet+batch", "propnet+batch"));
+    let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let plain = new_player(&game, "red", &AgentConfig::default(), 1, deadline).expect("player");
+    assert_eq!(plain.engine(), "propnet");
 }
 
 /// A tree-parallel agent (`threads = 2`, `parallel = "tree"`) plays through the player API:
 /// at connect four it blocks and wins, with each playout kind its helper can play.
 #[test]
 fn a_tree_parallel_player_blocks_and_wins() {
-    let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
-    let deadline = || Instant::now() + Duration::from_secs(30);
     for playout in ["random", "mast", "batch"] {
         let text = format!("threads = 2\nparallel = \"tree\"\nplayout = \"{playout}\"");
         let cfg = AgentConfig::parse(&text).unwrap_or_else(|e| panic!("{e}"));
-        let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
-        let mut q = new_player(&game, "yellow", &cfg, 1, deadline()).expect("player");
-        for (red, yellow) in [("(drop 1)", "noop"), ("noop", "(drop 7)"), ("(drop 2)", "noop"), ("noop", "(drop 7)")] {
-            p.advance(&[red.into(), yellow.into()]).unwrap();
-            q.advance(&[red.into(), yellow.into()]).unwrap();
-        }
-        p.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
-        q.advance(&["(drop 3)".into(), "noop".into()]).unwrap();
-        let block = q.search(Limit::iterations(5_000)).expect("a move");
-        assert_eq!(block.text, "( drop 4 )", "{playout}: yellow blocks");
-        p.advance(&["noop".into(), "(drop 6)".into()]).unwrap();
-        let win = p.search(Limit::iterations(2_000)).expect("a move");
-        assert_eq!(win.text, "( drop 4 )", "{playout}: red wins");
+        blocks_and_wins(&cfg, playout);
     }
 }
 

@@ -15,8 +15,8 @@
 //! in its master–worker form: no lock on the tree, because only one thread touches it. The
 //! helpers play what the main thread plays (random or MAST moves, with decisive moves when
 //! on, or the batch machine's playouts); MAST's table reaches a helper as a copy made when
-//! the job is handed over (refreshed at most every twentieth of the time a copy takes, so
-//! the copies of a large table cost at most ~5%), and the moves a helper played come back
+//! the job is handed over (made again only once twenty times what the last copy took has
+//! passed, so that copying a large table costs at most ~5% of the time), and the moves a helper played come back
 //! with its rewards to update the table on the main thread. AMAF statistics are not gathered
 //! by helpers: with AMAF on, the search runs on the main thread alone.
 
