@@ -224,7 +224,7 @@ impl<M: StateMachine> Mcts<M> {
             loop {
                 match link.from.try_recv() {
                     Ok(job) => {
-                        self.back_up_job(&mut link.slots[job.slot], &job);
+                        self.back_up_job(&mut link.slots[job.slot], Some(&job));
                         helpers.playouts += (job.done * job.per) as u64;
                         link.idle.push(job);
                     }
@@ -278,7 +278,7 @@ impl<M: StateMachine> Mcts<M> {
             while link.slots.iter().any(|d| d.out) {
                 match link.from.recv() {
                     Ok(job) => {
-                        self.back_up_job(&mut link.slots[job.slot], &job);
+                        self.back_up_job(&mut link.slots[job.slot], Some(&job));
                         helpers.playouts += (job.done * job.per) as u64;
                         link.idle.push(job);
                     }
@@ -334,24 +334,27 @@ impl<M: StateMachine> Mcts<M> {
         descents
     }
 
-    /// Backs up a job the helper has finished: its playouts as visits (MAST's table updated
-    /// with their moves), and the descents it gave up unmarked.
-    fn back_up_job(&mut self, mine: &mut Descents, job: &Job<M::State>) {
+    /// Backs up a job the helper has finished (`Some`): its playouts as visits (MAST's table
+    /// updated with their moves), and the descents it gave up unmarked; or (`None`) takes
+    /// back the virtual losses of descents that will not come back.
+    fn back_up_job(&mut self, mine: &mut Descents, job: Option<&Job<M::State>>) {
         std::mem::swap(&mut self.path, &mut mine.path);
         std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
         let roles = self.roles;
+        let done = job.filter(|j| j.per > 0).map_or(0, |j| j.done);
         let mut lo = 0;
         for (i, &(hi, leaf)) in mine.pending.iter().enumerate() {
             let hi = hi as usize;
-            if i < job.done && job.per > 0 {
-                let sums = &job.sums[i * roles..(i + 1) * roles];
-                if job.mast && !job.batch {
-                    let a = if i == 0 { 0 } else { job.seq_ends[i - 1] as usize };
-                    self.mast_add(lo, hi, &job.seq[a..job.seq_ends[i] as usize], sums);
+            match job {
+                Some(job) if i < done => {
+                    let sums = &job.sums[i * roles..(i + 1) * roles];
+                    if job.mast && !job.batch {
+                        let a = if i == 0 { 0 } else { job.seq_ends[i - 1] as usize };
+                        self.mast_add(lo, hi, &job.seq[a..job.seq_ends[i] as usize], sums);
+                    }
+                    self.back_up(lo, hi, leaf, job.per as u32, 1, sums);
                 }
-                self.back_up(lo, hi, leaf, job.per as u32, 1, sums);
-            } else {
-                self.virtual_loss(lo, hi, false);
+                _ => self.virtual_loss(lo, hi, false),
             }
             lo = hi;
         }
@@ -364,17 +367,7 @@ impl<M: StateMachine> Mcts<M> {
     /// Takes back the virtual losses of a helper's jobs that will not come back.
     fn unmark_jobs(&mut self, link: &mut Link<M::State>) {
         for mine in link.slots.iter_mut().filter(|d| d.out) {
-            std::mem::swap(&mut self.path, &mut mine.path);
-            std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
-            let mut lo = 0;
-            for &(hi, _) in &mine.pending {
-                self.virtual_loss(lo, hi as usize, false);
-                lo = hi as usize;
-            }
-            mine.pending.clear();
-            mine.out = false;
-            std::mem::swap(&mut self.path, &mut mine.path);
-            std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
+            self.back_up_job(mine, None);
         }
     }
 }
