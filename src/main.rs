@@ -809,7 +809,7 @@ fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<us
     println!(
         "\nthis run: {} played, {} skipped (already finished), {} not played (errors), {} left for a later run; {:.1} s. \
          Report: {}",
-        stats.played - stats.failed,
+        stats.played,
         stats.skipped,
         stats.failed,
         stats.remaining,

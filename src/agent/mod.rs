@@ -269,6 +269,16 @@ impl AgentConfig {
         self.mcts(seed)
     }
 
+    /// Its playouts as meta-gaming names them (`mast`, `random+decisive`, ...): flat Monte
+    /// Carlo's are `random`; `none` for the agents that play none.
+    pub fn playout_name(&self) -> String {
+        match self.kind {
+            Kind::Mcts => Candidate { playout: self.playout, decisive: self.decisive }.to_string(),
+            Kind::Flatmc => "random".into(),
+            Kind::Random | Kind::First => "none".into(),
+        }
+    }
+
     /// Whether the server searches between messages: `ponder` set and a searcher that
     /// keeps its tree.
     pub fn pondering(&self) -> bool {
@@ -344,6 +354,9 @@ pub trait Player: Send {
     /// The traps the searches since the last call detected in the current state, as log
     /// events of match `match_id` in `game` (each state and move once).
     fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent>;
+    /// The playouts it searches with (`random`, `mast`, `batch`, `+decisive`): its
+    /// configuration's, or meta-gaming's choice.
+    fn playout(&self) -> String;
 }
 
 struct GamePlayer<M: StateMachine> {
@@ -356,6 +369,7 @@ struct GamePlayer<M: StateMachine> {
     legal: Vec<M::Move>,
     joint: Vec<M::Move>,
     engine: &'static str,
+    playout: String,
 }
 
 /// Compares a received move with a printed one: exactly, else ignoring ASCII case and
@@ -383,6 +397,9 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
     }
     fn engine(&self) -> &'static str {
         self.engine
+    }
+    fn playout(&self) -> String {
+        self.playout.clone()
     }
     fn advance(&mut self, moves: &[String]) -> Result<(), String> {
         let roles = self.machine.roles().len();
@@ -480,7 +497,7 @@ fn player<M: StateMachine + Clone + Send + 'static>(
     engine: &'static str,
 ) -> Box<dyn Player> {
     let search = cfg.searcher::<M>(seed);
-    player_with(machine, role, search, engine)
+    player_with(machine, role, search, engine, cfg.playout_name())
 }
 
 fn player_with<M: StateMachine + Clone + Send + 'static>(
@@ -488,10 +505,12 @@ fn player_with<M: StateMachine + Clone + Send + 'static>(
     role: usize,
     search: Box<dyn Search<M>>,
     engine: &'static str,
+    playout: String,
 ) -> Box<dyn Player> {
     let state = machine.initial_state();
     let next = state.clone();
-    Box::new(GamePlayer { machine, state, next, role, step: 0, search, legal: Vec::new(), joint: Vec::new(), engine })
+    let (legal, joint) = (Vec::new(), Vec::new());
+    Box::new(GamePlayer { machine, state, next, role, step: 0, search, legal, joint, engine, playout })
 }
 
 /// The engine's name for a propnet player: `propnet+batch` with the batch machine attached.
@@ -570,7 +589,7 @@ fn propnet_player(
                     a,
                     FactoredOptions { contingent: cfg.contingent_factoring, serial: cfg.factor_serial },
                 ));
-                Outcome::Built(player_with(m, r, search, "propnet"))
+                Outcome::Built(player_with(m, r, search, "propnet", cfg.playout_name()))
             }
             Outcome::TimedOut => Outcome::TimedOut,
             Outcome::Failed => Outcome::Failed,
@@ -755,6 +774,9 @@ impl Player for Upgrading {
     }
     fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent> {
         self.current.take_traps(match_id, game)
+    }
+    fn playout(&self) -> String {
+        self.current.playout()
     }
 }
 

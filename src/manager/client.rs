@@ -87,6 +87,20 @@ impl std::fmt::Display for Failure {
 pub trait PlayerClient: Send {
     fn name(&self) -> String;
     fn handle(&mut self, req: &Request, deadline: Instant) -> Result<String, Failure>;
+    /// What the player can say of its last reply beyond the protocol (for the record):
+    /// nothing, unless it is played in-process.
+    fn notes(&self) -> Notes {
+        Notes::default()
+    }
+}
+
+/// What an in-process player says of its last reply, kept in the match record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Notes {
+    /// The search's iterations for the move just sent (a PLAY's reply).
+    pub iterations: Option<u64>,
+    /// The playouts it searches with (a START's reply; meta-gaming's choice where it chose).
+    pub playout: Option<String>,
 }
 
 /// An agent configuration played in this process, on the clocks a remote player gets: the
@@ -100,6 +114,7 @@ pub struct InProcess {
     traps: Option<(PathBuf, String)>,
     trap_log: Option<TrapLog>,
     match_id: String,
+    notes: Notes,
 }
 
 impl InProcess {
@@ -112,6 +127,7 @@ impl InProcess {
             traps: None,
             trap_log: None,
             match_id: String::new(),
+            notes: Notes::default(),
         }
     }
 
@@ -149,8 +165,12 @@ impl PlayerClient for InProcess {
     fn name(&self) -> String {
         self.cfg.name.clone()
     }
+    fn notes(&self) -> Notes {
+        self.notes.clone()
+    }
     fn handle(&mut self, req: &Request, _deadline: Instant) -> Result<String, Failure> {
         let receipt = Instant::now();
+        self.notes = Notes::default();
         match req {
             Request::Start { id, role, game, start_clock, play_clock, .. } => {
                 self.match_id = id.clone();
@@ -158,6 +178,7 @@ impl PlayerClient for InProcess {
                 let (build, _) = deadlines(receipt, Duration::from_secs(*start_clock as u64), self.cfg.margin());
                 match new_player(game, role, &self.cfg, self.seed, build) {
                     Ok(p) => {
+                        self.notes.playout = Some(p.playout());
                         self.player = Some(p);
                         Ok("ready".into())
                     }
@@ -176,7 +197,10 @@ impl PlayerClient for InProcess {
                 self.write_traps();
                 let p = self.player.as_mut().ok_or_else(|| Failure::Connection("no engine".into()))?;
                 match chosen {
-                    Ok(s) => Ok(s.text),
+                    Ok(s) => {
+                        self.notes.iterations = Some(s.iterations);
+                        Ok(s.text)
+                    }
                     Err(e) => {
                         tracing::error!(error = %e, "in-process player chose no move; sending its first legal");
                         p.first_legal().ok_or(Failure::Connection(e))
@@ -195,7 +219,7 @@ impl PlayerClient for InProcess {
     }
 }
 
-type Reply = (u64, Result<String, Failure>);
+type Reply = (u64, Result<String, Failure>, Notes);
 
 /// How often a wait looks at [`super::interrupted`].
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
@@ -209,6 +233,8 @@ pub struct Seat {
     /// The deadline of the last request sent (its reply, or its failure, is in by then).
     pub due: Instant,
     pub name: String,
+    /// The player's notes on the last reply received in time (default before one is).
+    pub notes: Notes,
 }
 
 impl Seat {
@@ -221,7 +247,7 @@ impl Seat {
             while let Ok((seq, req, deadline)) = req_rx.recv() {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client.handle(&req, deadline)))
                     .unwrap_or_else(|_| Err(Failure::Connection("the player panicked".into())));
-                if reply_tx.send((seq, r)).is_err() {
+                if reply_tx.send((seq, r, client.notes())).is_err() {
                     break;
                 }
             }
@@ -229,13 +255,14 @@ impl Seat {
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start a player thread");
         }
-        Seat { tx: Some(tx), rx, seq: 0, due: Instant::now(), name }
+        Seat { tx: Some(tx), rx, seq: 0, due: Instant::now(), name, notes: Notes::default() }
     }
 
     /// Sends a request; its reply is due by `deadline`.
     pub fn send(&mut self, req: Request, deadline: Instant) {
         self.seq += 1;
         self.due = deadline;
+        self.notes = Notes::default();
         if let Some(tx) = &self.tx {
             let _ = tx.send((self.seq, req, deadline));
         }
@@ -261,7 +288,10 @@ impl Seat {
                 return Err(Failure::Timeout);
             }
             match self.rx.recv_timeout(left.min(INTERRUPT_POLL)) {
-                Ok((seq, r)) if seq == self.seq => return r,
+                Ok((seq, r, notes)) if seq == self.seq => {
+                    self.notes = notes;
+                    return r;
+                }
                 Ok(_) => continue,
                 Err(RecvTimeoutError::Timeout) if left > INTERRUPT_POLL => continue,
                 Err(RecvTimeoutError::Timeout) => return Err(Failure::Timeout),

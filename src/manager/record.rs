@@ -91,6 +91,15 @@ pub struct Extras {
     /// the record (see `agent::trap_log`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub traps: u64,
+    /// Per role, the playouts an in-process agent searched with (meta-gaming's choice where
+    /// it chose; empty for a remote player). Absent when no role was in-process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub playouts: Vec<String>,
+    /// Per joint move (parallel to `moves`), each role's search iterations for its move (0
+    /// for a remote player, a late reply or a replaced move). Absent when no role was
+    /// in-process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iterations: Vec<Vec<u64>>,
 }
 
 impl MatchRecord {

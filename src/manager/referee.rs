@@ -170,6 +170,8 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
             abort_reason: None,
             interrupted: false,
             traps: 0,
+            playouts: Vec::new(),
+            iterations: Vec::new(),
         },
     };
     let out = spec.out.as_deref();
@@ -224,6 +226,11 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
         return Ok(interrupted(rec, &mut seats, out));
     }
     rec.errors.push(errs);
+    let playouts: Vec<String> = seats.iter().map(|s| s.notes.playout.clone().unwrap_or_default()).collect();
+    let in_process = playouts.iter().any(|p| !p.is_empty());
+    if in_process {
+        rec.factotum.playouts = playouts;
+    }
     save(&rec, out);
 
     let play_time = Duration::from_secs(spec.play_clock as u64) + PLAY_SLACK;
@@ -248,6 +255,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
         }
         joint.clear();
         let mut errs = Vec::with_capacity(roles.len());
+        let mut iterations = Vec::with_capacity(roles.len());
         for (r, seat) in seats.iter_mut().enumerate() {
             let (mv, err) = match seat.wait(deadline) {
                 Ok(reply) => match parse_reply(&m, &legal[r], &reply) {
@@ -263,6 +271,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
                     (legal[r][rng.gen_range(0..legal[r].len())], error_code(&f))
                 }
             };
+            iterations.push(if err.is_empty() { seat.notes.iterations.unwrap_or(0) } else { 0 });
             joint.push(mv);
             errs.push(err);
         }
@@ -277,6 +286,9 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
         rec.states.push(record::state_string(&m.state_facts(&state)));
         rec.state_times.push(record::now_ms());
         rec.errors.push(errs);
+        if in_process {
+            rec.factotum.iterations.push(iterations);
+        }
         previous = Some(texts);
         save(&rec, out);
     }

@@ -213,10 +213,12 @@ pub struct RunStats {
     pub scheduled: usize,
     /// Finished before this run (not replayed).
     pub skipped: usize,
+    /// Played to their end in this run (completed, or aborted by the game or a player).
     pub played: usize,
     /// Matches that could not be set up.
     pub failed: usize,
-    /// Still to play (past `max_matches`).
+    /// Still to play: past `max_matches`, or not started or aborted because the run was
+    /// interrupted (they are played when the tournament is run again).
     pub remaining: usize,
     pub elapsed_s: f64,
 }
@@ -249,24 +251,25 @@ pub fn run(t: &Tournament, max_matches: Option<usize>, parallel: usize) -> Resul
         parallel,
         |s| {
             if super::interrupted() {
-                return (s.spec.id.clone(), Err("not started: the tournament was interrupted".to_string()));
+                return (s.spec.id.clone(), None);
             }
             let r = run_match(&s.spec);
             if let Err(e) = &r {
                 tracing::error!(id = %s.spec.id, error = %e, "match not played");
                 failed.fetch_add(1, Ordering::Relaxed);
             }
-            (s.spec.id.clone(), r)
+            (s.spec.id.clone(), Some(r))
         },
         |(id, r), k, n| {
             let el = t0.elapsed().as_secs_f64();
             let eta = el / k as f64 * (n - k) as f64;
             let what = match r {
-                Ok(rec) if rec.is_aborted => {
+                None => "not started: the tournament was interrupted".to_string(),
+                Some(Ok(rec)) if rec.is_aborted => {
                     format!("aborted ({})", rec.factotum.abort_reason.as_deref().unwrap_or(""))
                 }
-                Ok(rec) => format!("goals {:?} errors {:?}", rec.goal_values, rec.error_counts()),
-                Err(e) => format!("not played: {e}"),
+                Some(Ok(rec)) => format!("goals {:?} errors {:?}", rec.goal_values, rec.error_counts()),
+                Some(Err(e)) => format!("not played: {e}"),
             };
             eprintln!(
                 "[{}/{}] {id}: {what} | {:.0}s elapsed, ETA {:.0}s",
@@ -277,7 +280,14 @@ pub fn run(t: &Tournament, max_matches: Option<usize>, parallel: usize) -> Resul
             );
         },
     );
-    stats.played = results.len();
+    for (_, r) in &results {
+        match r {
+            Some(Ok(rec)) if !(rec.is_aborted && rec.factotum.interrupted) => stats.played += 1,
+            Some(Err(_)) => {}
+            // Not started, or aborted by the interruption: replayed by the next run.
+            _ => stats.remaining += 1,
+        }
+    }
     stats.failed = failed.into_inner();
     stats.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(stats)

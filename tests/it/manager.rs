@@ -158,6 +158,13 @@ fn match_between_in_process_agents_writes_a_replayable_record() {
     assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
     // MCTS does not lose tic-tac-toe to random.
     assert!(rec["goalValues"][0].as_u64().unwrap() >= 50, "{rec}");
+    // What the agents searched with, and each move's iterations (the random agent none).
+    assert_eq!(strings(&rec["factotum"]["playouts"]), ["random", "none"]);
+    let iterations = rec["factotum"]["iterations"].as_array().expect("iterations per move");
+    assert_eq!(iterations.len(), rec["moves"].as_array().unwrap().len());
+    let searched: Vec<u64> = iterations.iter().map(|m| m[0].as_u64().unwrap()).collect();
+    assert!(searched.iter().any(|&n| n > 100), "{searched:?}");
+    assert!(iterations.iter().all(|m| m[1].as_u64().unwrap() <= 1), "{iterations:?}");
     // No temporary files left beside the record.
     let names: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -183,6 +190,11 @@ fn match_against_factotum_serve_over_http() {
         assert!(names.contains(&format!("127.0.0.1_{}", srv.addr.port())), "{names:?}");
         // Our server answers every request in time with a legal move.
         assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
+        // The remote player says nothing of its playouts or iterations; the in-process one does.
+        let remote = names.iter().position(|n| n.starts_with("127.0.0.1_")).unwrap();
+        assert_eq!(rec["factotum"]["playouts"][remote], "", "{}", rec["factotum"]);
+        assert_eq!(rec["factotum"]["playouts"][1 - remote], "none", "{}", rec["factotum"]);
+        assert!(rec["factotum"]["iterations"].as_array().unwrap().iter().all(|m| m[remote] == 0));
     }
 }
 
@@ -384,9 +396,10 @@ fn bad_invocations_fail_cleanly() {
     assert!(!text(&o).contains("panicked"));
 }
 
-#[test]
-fn tournament_killed_midway_leaves_valid_records_and_resumes() {
-    let t = Temp::new("kill");
+/// A tournament of four tic-tac-toe matches (MCTS against flat Monte Carlo, 1 s a move, one
+/// at a time) started in `t`, and stopped by `stop` while its second match is being played.
+/// Returns the config's path, the records' folder and the stopped process.
+fn tournament_stopped_midway(t: &Temp, stop: impl FnOnce(&mut std::process::Child)) -> (PathBuf, PathBuf, std::process::Child) {
     let a = t.agent("mcts.toml", "mcts", 0.5);
     let b = t.agent("flat.toml", "flatmc", 0.5);
     let out = t.0.join("out");
@@ -403,11 +416,10 @@ fn tournament_killed_midway_leaves_valid_records_and_resumes() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_factotum"))
         .args(["tournament", cfg.to_str().unwrap()])
         .current_dir(root())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    // Kill (SIGKILL, harsher than Ctrl-C) while the second match is being played.
     let t0 = Instant::now();
     loop {
         let done = records(&out).iter().filter(|(_, body, _)| body.contains("\"isCompleted\": true")).count();
@@ -417,7 +429,15 @@ fn tournament_killed_midway_leaves_valid_records_and_resumes() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1200));
-    child.kill().expect("kill");
+    stop(&mut child);
+    (cfg, out, child)
+}
+
+#[test]
+fn tournament_killed_midway_leaves_valid_records_and_resumes() {
+    let t = Temp::new("kill");
+    // SIGKILL, harsher than Ctrl-C.
+    let (cfg, out, mut child) = tournament_stopped_midway(&t, |c| c.kill().expect("kill"));
     let _ = child.wait();
     let killed = records(&out);
     assert!(!killed.is_empty());
@@ -439,6 +459,41 @@ fn tournament_killed_midway_leaves_valid_records_and_resumes() {
     }
     for (_, body, _) in &after {
         check_record(&serde_json::from_str(body).unwrap(), "gdl/tictactoe.kif");
+    }
+}
+
+/// Ctrl-C in a tournament: the match in progress is aborted and kept as interrupted, no new
+/// match starts, and the summary counts only the finished matches as played (the aborted and
+/// unstarted ones are left for a later run, which plays them and nothing else).
+#[test]
+fn tournament_interrupted_counts_only_finished_matches_and_resumes() {
+    let t = Temp::new("tint");
+    let (cfg, out, child) = tournament_stopped_midway(&t, |c| {
+        assert!(Command::new("kill").args(["-INT", &c.id().to_string()]).status().unwrap().success());
+    });
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let completed: Vec<_> =
+        records(&out).into_iter().filter(|(_, body, _)| body.contains("\"isCompleted\": true")).collect();
+    assert!((1..4).contains(&completed.len()), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let want = format!(
+        "this run: {} played, 0 skipped (already finished), 0 not played (errors), {} left for a later run",
+        completed.len(),
+        4 - completed.len()
+    );
+    assert!(stdout.contains(&want), "{want}\n{}", text(&o));
+    if completed.len() < 3 {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains("not started: the tournament was interrupted"), "{}", text(&o));
+    }
+    let o = factotum(&["tournament", cfg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let want = format!("this run: {} played, {} skipped", 4 - completed.len(), completed.len());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&want), "{want}\n{}", text(&o));
+    let after = records(&out);
+    for r in &completed {
+        assert!(after.contains(r), "{} was replayed", r.0);
     }
 }
 
