@@ -128,6 +128,9 @@ pub struct AgentConfig {
     /// once is played, one that lets the opponent win at once is avoided where another does
     /// not): `machine::decisive`. Not with `playout = "batch"`.
     pub decisive: bool,
+    /// Decisive moves try only moves that have ended a playout before (a learned filter,
+    /// Sancho's "terminating moves"), not every legal move (default true).
+    pub decisive_filter: bool,
     /// Transpositions: a state reached by another order of moves shares its node (a search
     /// graph; `search::mcts::MctsConfig::transpositions`).
     pub transpositions: bool,
@@ -166,6 +169,7 @@ impl Default for AgentConfig {
             metagame: false,
             metagame_candidates: Candidate::DEFAULT.to_vec(),
             decisive: false,
+            decisive_filter: true,
             transpositions: false,
         }
     }
@@ -259,6 +263,7 @@ impl AgentConfig {
             mast_decay: self.mast_decay,
             batch_leaves: self.batch_leaves,
             decisive: self.decisive,
+            decisive_filter: self.decisive_filter,
             transpositions: self.transpositions,
             ..MctsConfig::default()
         }

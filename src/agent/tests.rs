@@ -39,6 +39,11 @@ fn bad_configs_are_errors() {
     assert!(AgentConfig::parse("playout = \"batch\"\ndecisive = true").is_err());
     let dec = AgentConfig::parse("playout = \"mast\"\ndecisive = true").expect("decisive MAST");
     assert!(dec.decisive && dec.mcts_config(1).decisive);
+    // The learned filter of ending moves is on unless turned off.
+    assert!(dec.decisive_filter && dec.mcts_config(1).decisive_filter);
+    let exact = AgentConfig::parse("decisive = true
+decisive_filter = false").expect("exact decisive");
+    assert!(!exact.mcts_config(1).decisive_filter);
     assert_eq!(AgentConfig::parse("").unwrap().metagame_candidates, Candidate::DEFAULT);
     let two = AgentConfig::parse("metagame_candidates = [\"mast+decisive\", \"batch\"]").expect("two candidates");
     assert_eq!(two.metagame_candidates, [Candidate::ALL[4], Candidate::ALL[2]]);

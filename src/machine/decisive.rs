@@ -20,6 +20,17 @@
 //! gaming and tournaments answer it). In simultaneous-move plies, a role's decisive move is
 //! judged against the moves the policy chose for the others, and there is no anti-decisive
 //! step.
+//!
+//! **The learned filter of ending moves** ([`DecisiveBuffers::learned`]; Sancho's
+//! "terminating moves", from its greedy rollouts): only moves that have ended a playout
+//! before (the last joint move of every decisive playout that reached a terminal state is
+//! remembered, per role and move) are tried as candidates. In a race game, where few moves
+//! can end it (breakthrough: a step onto the far row), a ply then costs a few successor
+//! states instead of `b`; where any move may end the game (connect four) every move is soon
+//! learned and nothing is saved. The search is no longer exact: a win by a move that has
+//! never ended a playout is missed until one does. Moves without a
+//! [`StateMachine::move_number`], or numbered past the table made at the start, are always
+//! tried.
 
 use super::{PlayoutBuffers, PlayoutPolicy, PlayoutResult, StateMachine};
 use rand::Rng;
@@ -51,12 +62,72 @@ pub struct DecisiveBuffers<M: StateMachine> {
 }
 
 impl<M: StateMachine> DecisiveBuffers<M> {
+    /// Buffers for exact decisive moves: every legal move is a candidate.
     pub fn new(machine: &mut M) -> Self {
+        Self::with_filter(machine, false)
+    }
+
+    /// Buffers for decisive moves with the learned filter of ending moves (see the module's
+    /// documentation): the filter starts empty.
+    pub fn learned(machine: &mut M) -> Self {
+        Self::with_filter(machine, true)
+    }
+
+    /// [`DecisiveBuffers::learned`] if `filter`, else [`DecisiveBuffers::new`].
+    pub fn with_filter(machine: &mut M, filter: bool) -> Self {
         let roles = machine.roles().len();
+        let keys = if filter { machine.move_number_bound().saturating_mul(roles).min(MAX_KEYS) } else { 0 };
+        let enders = Enders { filter, roles, bits: vec![0; keys.div_ceil(64)] };
         DecisiveBuffers {
             legal: vec![Vec::new(); roles],
             alt: machine.initial_state(),
-            probe: Probe { roles, legal: Vec::new(), cand: Vec::new(), after: machine.initial_state() },
+            probe: Probe { roles, legal: Vec::new(), cand: Vec::new(), after: machine.initial_state(), enders, tried: 0 },
+        }
+    }
+
+    /// Candidates tried so far (successor states computed for decisive moves).
+    pub fn tried(&self) -> u64 {
+        self.probe.tried
+    }
+
+    /// Whether the filter lets `role`'s move `mv` be tried (always without a filter).
+    pub fn may_end(&self, role: usize, mv: M::Move) -> bool {
+        self.probe.enders.may_end::<M>(role, mv)
+    }
+}
+
+/// Most (role, move) keys the learned filter holds (512 KiB of bits); moves numbered past
+/// are always tried.
+const MAX_KEYS: usize = 1 << 22;
+
+/// The learned filter: per (role, move number), whether that move has ended a playout.
+#[derive(Debug)]
+struct Enders {
+    filter: bool,
+    roles: usize,
+    bits: Vec<u64>,
+}
+
+impl Enders {
+    fn key<M: StateMachine>(&self, role: usize, mv: M::Move) -> Option<usize> {
+        let k = M::move_number(mv)?.checked_mul(self.roles)?.checked_add(role)?;
+        (k < self.bits.len() * 64).then_some(k)
+    }
+
+    #[inline]
+    fn may_end<M: StateMachine>(&self, role: usize, mv: M::Move) -> bool {
+        !self.filter || self.key::<M>(role, mv).is_none_or(|k| self.bits[k / 64] >> (k % 64) & 1 == 1)
+    }
+
+    /// Remembers every role's move of the joint move that ended a playout.
+    fn learn<M: StateMachine>(&mut self, joint: &[M::Move]) {
+        if !self.filter {
+            return;
+        }
+        for (r, &mv) in joint.iter().enumerate() {
+            if let Some(k) = self.key::<M>(r, mv) {
+                self.bits[k / 64] |= 1 << (k % 64);
+            }
         }
     }
 }
@@ -70,11 +141,19 @@ struct Probe<M: StateMachine> {
     /// A candidate joint move, and its successor.
     cand: Vec<M::Move>,
     after: M::State,
+    enders: Enders,
+    /// Candidates tried.
+    tried: u64,
 }
 
 impl<M: StateMachine> Probe<M> {
-    /// Whether `cand` played in `state` ends the game with `role`'s goal at [`WIN`].
+    /// Whether `cand` played in `state` ends the game with `role`'s goal at [`WIN`] (false
+    /// without a try when the filter says `role`'s move cannot end it).
     fn wins(&mut self, machine: &mut M, state: &M::State, role: usize) -> bool {
+        if !self.enders.may_end::<M>(role, self.cand[role]) {
+            return false;
+        }
+        self.tried += 1;
         machine.next_state(state, &self.cand, &mut self.after);
         machine.is_terminal(&self.after) && machine.goal(&self.after, role) == Some(WIN)
     }
@@ -159,6 +238,9 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
     let mut known: Known<M::Move> = Known::Unknown;
     loop {
         if machine.is_terminal(state) {
+            if depth > 0 {
+                dec.probe.enders.learn::<M>(&bufs.joint);
+            }
             return PlayoutResult { depth, terminal: true };
         }
         if depth >= max_depth {

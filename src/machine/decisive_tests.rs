@@ -228,3 +228,60 @@ fn simultaneous_games_play_to_the_end() {
         }
     }
 }
+
+/// The learned filter of ending moves, on our 5x5 breakthrough (a race: only steps onto the
+/// far row, or the capture of a last pawn, end it): a ply tries only moves that ended an
+/// earlier playout, which costs a fraction of the exact search's tries, and a win by such a
+/// move is still taken at every ply.
+#[test]
+fn the_learned_filter_tries_only_moves_that_ended_a_playout() {
+    let mut m = propnet("breakthrough5.kif");
+    let init = m.initial_state();
+    let moves = m.move_number_bound() as u32;
+    let mut bufs = PlayoutBuffers::new(&mut m);
+    let mut exact = DecisiveBuffers::new(&mut m);
+    let mut learned = DecisiveBuffers::learned(&mut m);
+    assert!((0..moves).all(|mv| !learned.may_end(0, mv) && !learned.may_end(1, mv)), "the filter starts empty");
+    let (mut wins, mut plies_exact, mut plies_learned) = (0, 0, 0);
+    for seed in 0..60 {
+        // Exact decisive playouts, for the cost of trying every move.
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut s = init.clone();
+        let mut p = Recorded::default();
+        plies_exact += decisive_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut exact, &mut p, true).depth;
+        // With the filter: what it lets through before this playout (it learns at the end).
+        let before: Vec<[bool; 2]> = (0..moves).map(|mv| [learned.may_end(0, mv), learned.may_end(1, mv)]).collect();
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut s = init.clone();
+        let mut p = Recorded::default();
+        let r = decisive_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut learned, &mut p, true);
+        assert!(r.terminal, "seed {seed}");
+        plies_learned += r.depth;
+        let last = p.plies.last().expect("a move");
+        assert!(learned.may_end(0, last[0]) && learned.may_end(1, last[1]), "the ending move is learned");
+        let mut st = init.clone();
+        for joint in &p.plies {
+            let (choosers, legal) = choices(&mut m, &st);
+            for &r in &choosers {
+                let known_win = legal[r].iter().any(|&mv| before[mv as usize][r] && wins_with(&mut m, &st, joint, r, mv));
+                if known_win {
+                    let mut next = st.clone();
+                    m.next_state(&st, joint, &mut next);
+                    assert!(m.goal(&next, r) == Some(WIN) && m.is_terminal(&next), "seed {seed}: a learned win missed");
+                    wins += 1;
+                }
+            }
+            let mut next = st.clone();
+            m.next_state(&st, joint, &mut next);
+            st = next;
+        }
+    }
+    assert!(wins > 20, "the check is not vacuous: {wins} learned wins taken");
+    // Per ply, the filter tries a fraction of what the exact search does.
+    let per_ply = |tried: u64, plies: usize| tried as f64 / plies as f64;
+    let (e, l) = (per_ply(exact.tried(), plies_exact), per_ply(learned.tried(), plies_learned));
+    assert!(l * 3.0 < e, "tries per ply: learned {l:.2}, exact {e:.2}");
+    // Few moves end this game: most are never learned.
+    let known = (0..moves).filter(|&mv| learned.may_end(0, mv) || learned.may_end(1, mv)).count();
+    assert!(known > 0 && known * 2 < moves as usize, "{known} of {moves} moves learned");
+}

@@ -24,13 +24,14 @@ fn propnet(g: &Game) -> PropnetMachine {
     build(g, &Budget::default()).unwrap_or_else(|e| panic!("{}: {e}", g.name)).0
 }
 
-pub(super) const GAMES: [&str; 6] = [
+pub(super) const GAMES: [&str; 7] = [
     "tictactoe.kif",
     "connect4.kif",
     "parallel_tictactoe.kif",
     "joined_tictactoe.kif",
     "three_to_fifteen.kif",
     "hex4.kif",
+    "breakthrough5.kif",
 ];
 
 /// Everything observable about a state: facts, terminal, goals, sorted legal move texts.

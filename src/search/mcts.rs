@@ -154,6 +154,10 @@ pub struct MctsConfig {
     /// lets the opponent win at once is avoided where another does not. Not with batched
     /// playouts (the batch machine plays uniformly random moves).
     pub decisive: bool,
+    /// Decisive moves try only the moves that have ended a playout before (the learned
+    /// filter of [`crate::machine::decisive`], Sancho's "terminating moves"), not every legal
+    /// move: as cheap as plain playouts where few moves can end the game.
+    pub decisive_filter: bool,
 }
 
 impl Default for MctsConfig {
@@ -179,6 +183,7 @@ impl Default for MctsConfig {
             mast_decay: 0.2,
             batch_leaves: 16,
             decisive: false,
+            decisive_filter: true,
             transpositions: false,
         }
     }
@@ -414,6 +419,8 @@ struct PlayoutKit {
     depth: usize,
     epsilon: f64,
     roles: usize,
+    /// Decisive moves' buffers are made with the learned filter of ending moves.
+    filter: bool,
 }
 
 /// Where a playout's moves go for AMAF: the moves' ids, and the sequence they are pushed to.
@@ -424,6 +431,15 @@ type AmafSink<'a, Mv> = Option<(&'a FxHashMap<(u32, Mv), u32>, &'a mut Vec<u32>)
 type MastSink<'a> = Option<(&'a [(f64, f64)], &'a mut Vec<u32>)>;
 
 impl PlayoutKit {
+    fn new(cfg: &MctsConfig, roles: usize) -> PlayoutKit {
+        PlayoutKit { depth: cfg.max_playout_depth, epsilon: cfg.mast_epsilon, roles, filter: cfg.decisive_filter }
+    }
+
+    /// Buffers for this kit's decisive moves.
+    fn decisive_buffers<M: StateMachine>(self, machine: &mut M) -> DecisiveBuffers<M> {
+        DecisiveBuffers::with_filter(machine, self.filter)
+    }
+
     /// A playout from `play` (which ends as the last state reached): uniformly random moves,
     /// or MAST's with `mast` (its table, and the sequence the moves' keys are pushed to), with
     /// decisive moves when `dec` is given, the moves recorded for AMAF when `amaf` is given.
@@ -1508,11 +1524,11 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         // Decisive moves' buffers while they are in use (taken out, put back below).
-        let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| DecisiveBuffers::new(machine)));
+        let kit = PlayoutKit::new(&self.cfg, self.roles);
+        let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
         let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
         self.mast.seq.clear();
         let mast = (self.cfg.playout == Playout::Mast).then_some((&self.mast.table[..], &mut self.mast.seq));
-        let kit = PlayoutKit { depth: self.cfg.max_playout_depth, epsilon: self.cfg.mast_epsilon, roles: self.roles };
         let result = kit.run(machine, &mut play, &mut self.rng, &mut bufs, dec.as_mut(), mast, amaf);
         if dec.is_some() {
             self.dec = dec;

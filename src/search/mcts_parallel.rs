@@ -95,7 +95,7 @@ impl<S> Job<S> {
             batch: false,
             decisive: false,
             mast: false,
-            kit: PlayoutKit { depth: 0, epsilon: 0.0, roles },
+            kit: PlayoutKit { depth: 0, epsilon: 0.0, roles, filter: false },
             until: Instant::now(),
             table: Vec::new(),
             per: 0,
@@ -155,7 +155,7 @@ fn play_job<M: StateMachine>(
             break;
         }
         play.clone_from(&job.starts[i]);
-        let d = if job.decisive { Some(dec.get_or_insert_with(|| DecisiveBuffers::new(machine))) } else { None };
+        let d = if job.decisive { Some(dec.get_or_insert_with(|| job.kit.decisive_buffers(machine))) } else { None };
         let mast = job.mast.then_some((&job.table[..], &mut job.seq));
         job.kit.run(machine, play, rng, bufs, d, mast, None);
         for r in 0..roles {
@@ -317,7 +317,7 @@ impl<M: StateMachine> Mcts<M> {
         job.count = mine.pending.len();
         job.decisive = self.cfg.decisive && !job.batch;
         job.mast = self.cfg.playout == Playout::Mast;
-        job.kit = PlayoutKit { depth: self.cfg.max_playout_depth, epsilon: self.cfg.mast_epsilon, roles: self.roles };
+        job.kit = PlayoutKit::new(&self.cfg, self.roles);
         job.until = until;
         if job.mast {
             // The playouts' keys at their longest, so that jobs do not grow them.
