@@ -499,24 +499,34 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             };
             let cfg = &cfgs[0];
             let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
-            let t = factotum::search::metagame::choose_playout(
-                &m,
-                cfg.mcts_config(seed),
-                &cfg.metagame_candidates,
-                cfg.threads,
-                until,
-            );
+            let gate = cfg.decisive_gate.then(|| {
+                let now = std::time::Instant::now();
+                factotum::search::metagame::decisive_gate(&m, seed, now + until.saturating_duration_since(now) / 8)
+            });
+            let candidates = match &gate {
+                Some(g) => g.candidates(&cfg.metagame_candidates),
+                None => cfg.metagame_candidates.clone(),
+            };
+            let t = factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &candidates, cfg.threads, until);
             let name = |c: factotum::search::metagame::Candidate| c.to_string();
             if json {
                 let v = serde_json::json!({
                     "game": g.name, "games": t.games, "move_ms": t.move_ms, "millis": t.millis,
                     "chosen": name(t.chosen),
+                    "gate": gate.as_ref().map(|g| serde_json::json!({
+                        "on": g.on, "cost": g.cost, "branching": g.branching,
+                        "tries_per_ply": g.tries_per_ply, "overrides_per_ply": g.overrides_per_ply,
+                        "turn_taking": g.turn_taking, "measured": g.measured, "millis": g.millis,
+                    })),
                     "candidates": t.candidates.iter().enumerate().map(|(i, &c)| serde_json::json!({
                         "playout": name(c), "mean": t.mean(i), "played": t.score[i].1,
                     })).collect::<Vec<_>>(),
                 });
                 println!("{v}");
             } else {
+                if let Some(g) = &gate {
+                    println!("decisive moves' gate: {} in {} ms\n", g.summary(), g.millis);
+                }
                 println!("| game | self-play games | ms/move | candidate | games played | mean goal | chosen |");
                 println!("|---|---|---|---|---|---|---|");
                 for (i, &c) in t.candidates.iter().enumerate() {

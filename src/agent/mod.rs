@@ -131,6 +131,10 @@ pub struct AgentConfig {
     /// Decisive moves try only moves that have ended a playout before (a learned filter,
     /// Sancho's "terminating moves"), not every legal move (default true).
     pub decisive_filter: bool,
+    /// Meta-gaming first measures decisive moves' cost and effect in the game
+    /// (`search::metagame::Gate`); where they are cheap and active, only candidates with
+    /// decisive moves play the self-play. Needs `metagame = true`.
+    pub decisive_gate: bool,
     /// Transpositions: a state reached by another order of moves shares its node (a search
     /// graph; `search::mcts::MctsConfig::transpositions`).
     pub transpositions: bool,
@@ -170,6 +174,7 @@ impl Default for AgentConfig {
             metagame_candidates: Candidate::DEFAULT.to_vec(),
             decisive: false,
             decisive_filter: true,
+            decisive_gate: false,
             transpositions: false,
         }
     }
@@ -213,6 +218,9 @@ impl AgentConfig {
                 "playout = \"batch\" plays uniformly random moves on the batch machine: it cannot have decisive = true"
                     .into(),
             );
+        }
+        if cfg.decisive_gate && !cfg.metagame {
+            return Err("decisive_gate is part of meta-gaming: it needs metagame = true".into());
         }
         if cfg.parallel == Parallel::Tree && cfg.amaf != Amaf::Off {
             return Err("parallel = \"tree\": helper threads gather no AMAF statistics: it needs amaf = \"off\"".into());
@@ -611,13 +619,9 @@ fn propnet_player(
                 Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
                     let now = Instant::now();
                     let until = now + deadline.saturating_duration_since(now) / 2;
-                    let trial = crate::search::metagame::choose_playout(
-                        &m,
-                        cfg.mcts(seed),
-                        &cfg.metagame_candidates,
-                        cfg.threads,
-                        until,
-                    );
+                    let candidates = metagame_candidates(&m, cfg, seed, until, &game.name);
+                    let trial =
+                        crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &candidates, cfg.threads, until);
                     tracing::info!(
                         game = %game.name,
                         chosen = %trial.chosen,
@@ -637,6 +641,25 @@ fn propnet_player(
         Outcome::TimedOut => Outcome::TimedOut,
         Outcome::Failed => Outcome::Failed,
     })
+}
+
+/// Meta-gaming's candidates for `cfg`: its list, or with `decisive_gate` and the gate on
+/// (measured for at most an eighth of the time to `until`, logged), the list with decisive
+/// moves.
+pub fn metagame_candidates<M: StateMachine + Clone>(
+    m: &M,
+    cfg: &AgentConfig,
+    seed: u64,
+    until: Instant,
+    game: &str,
+) -> Vec<Candidate> {
+    if !cfg.decisive_gate {
+        return cfg.metagame_candidates.clone();
+    }
+    let now = Instant::now();
+    let gate = crate::search::metagame::decisive_gate(m, seed, now + until.saturating_duration_since(now) / 8);
+    tracing::info!(game = %game, gate = %gate.summary(), ms = gate.millis, "meta-gaming: decisive moves' gate");
+    gate.candidates(&cfg.metagame_candidates)
 }
 
 /// How long a propnet that missed its start clock may go on building in the background.

@@ -41,9 +41,12 @@ fn bad_configs_are_errors() {
     assert!(dec.decisive && dec.mcts_config(1).decisive);
     // The learned filter of ending moves is on unless turned off.
     assert!(dec.decisive_filter && dec.mcts_config(1).decisive_filter);
-    let exact = AgentConfig::parse("decisive = true
-decisive_filter = false").expect("exact decisive");
+    let exact = AgentConfig::parse("decisive = true\ndecisive_filter = false").expect("exact decisive");
     assert!(!exact.mcts_config(1).decisive_filter);
+    // The gate is meta-gaming's.
+    assert!(AgentConfig::parse("metagame = true\ndecisive_gate = true").unwrap().decisive_gate);
+    let e = AgentConfig::parse("decisive_gate = true").unwrap_err();
+    assert!(e.contains("metagame = true"), "{e}");
     assert_eq!(AgentConfig::parse("").unwrap().metagame_candidates, Candidate::DEFAULT);
     let two = AgentConfig::parse("metagame_candidates = [\"mast+decisive\", \"batch\"]").expect("two candidates");
     assert_eq!(two.metagame_candidates, [Candidate::ALL[4], Candidate::ALL[2]]);

@@ -59,6 +59,35 @@ pub struct DecisiveBuffers<M: StateMachine> {
     /// The successor under another move of the mover (anti-decisive moves).
     alt: M::State,
     probe: Probe<M>,
+    counts: DecisiveCounts,
+}
+
+/// What decisive playouts have done so far (see [`DecisiveBuffers::counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecisiveCounts {
+    /// Plies played.
+    pub plies: u64,
+    /// Plies where exactly one role had a choice (turn-taking plies).
+    pub single: u64,
+    /// The legal moves of the roles with a choice, summed over the plies.
+    pub choices: u64,
+    /// Candidates tried (successor states computed for decisive moves).
+    pub tried: u64,
+    /// Plies where a decisive or an anti-decisive move replaced the policy's.
+    pub overrides: u64,
+}
+
+impl DecisiveCounts {
+    /// The counts since `earlier` (taken from the same buffers).
+    pub fn since(self, earlier: DecisiveCounts) -> DecisiveCounts {
+        DecisiveCounts {
+            plies: self.plies - earlier.plies,
+            single: self.single - earlier.single,
+            choices: self.choices - earlier.choices,
+            tried: self.tried - earlier.tried,
+            overrides: self.overrides - earlier.overrides,
+        }
+    }
 }
 
 impl<M: StateMachine> DecisiveBuffers<M> {
@@ -82,12 +111,18 @@ impl<M: StateMachine> DecisiveBuffers<M> {
             legal: vec![Vec::new(); roles],
             alt: machine.initial_state(),
             probe: Probe { roles, legal: Vec::new(), cand: Vec::new(), after: machine.initial_state(), enders, tried: 0 },
+            counts: DecisiveCounts::default(),
         }
     }
 
     /// Candidates tried so far (successor states computed for decisive moves).
     pub fn tried(&self) -> u64 {
         self.probe.tried
+    }
+
+    /// What the playouts with these buffers have done so far.
+    pub fn counts(&self) -> DecisiveCounts {
+        DecisiveCounts { tried: self.probe.tried, ..self.counts }
     }
 
     /// Whether the filter lets `role`'s move `mv` be tried (always without a filter).
@@ -256,8 +291,9 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
             let i = match moves.len() {
                 0 => return PlayoutResult { depth, terminal: false },
                 1 => 0,
-                _ => {
+                n => {
                     choosers += 1;
+                    dec.counts.choices += n as u64;
                     mover = r;
                     policy.choose(r, moves, rng)
                 }
@@ -271,7 +307,10 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
             Known::Unknown => dec.probe.find_win(machine, state, &dec.legal, &bufs.joint, rng),
         };
         known = Known::Unknown;
+        dec.counts.plies += 1;
+        dec.counts.single += (choosers == 1) as u64;
         if let Some((r, mv)) = win {
+            dec.counts.overrides += (bufs.joint[r] != mv) as u64;
             bufs.joint[r] = mv;
             machine.next_state(state, &bufs.joint, &mut bufs.next);
         } else {
@@ -300,6 +339,7 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
                         };
                         if !matches!(known, Known::Win(r, _) if r != mover) {
                             std::mem::swap(&mut bufs.next, &mut dec.alt);
+                            dec.counts.overrides += 1;
                             break;
                         }
                         bufs.joint[mover] = chosen;

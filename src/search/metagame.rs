@@ -20,7 +20,8 @@
 
 use super::mcts::{Mcts, MctsConfig, Playout};
 use super::{Limit, Search};
-use crate::machine::StateMachine;
+use crate::machine::decisive::{decisive_playout, DecisiveBuffers, DecisiveCounts};
+use crate::machine::{PlayoutBuffers, StateMachine, Uniform};
 use std::time::{Duration, Instant};
 
 /// Games the candidates must have played for the choice to leave the default.
@@ -254,6 +255,119 @@ fn one_game<M: StateMachine>(
     Some([mean(first), mean(second)])
 }
 
+/// The cost above which decisive moves are judged too slow: Sancho's bound on the cost of
+/// its greedy rollouts (the branching factor times the share of plies where the greedy
+/// check found nothing; they are turned off above 8).
+pub const GATE_MAX_COST: f64 = 8.0;
+/// The share of turn-taking plies (one role with a choice) a game needs for the gate.
+pub const GATE_TURN_TAKING: f64 = 0.9;
+/// Decisive playouts the gate plays at most: the first half teaches the learned filter
+/// which moves end games, the second half is measured.
+const GATE_PLAYOUTS: usize = 200;
+/// Measured playouts the gate needs for a verdict (else it stays shut).
+const GATE_MIN_MEASURED: usize = 10;
+
+/// The decisive-move gate's measure (agent key `decisive_gate`): whether decisive and
+/// anti-decisive moves are cheap and active enough in this game to be played whatever the
+/// self-play says. Self-play at a few milliseconds a move cannot judge them: at connect
+/// four they lose it at 11 ms a move (30.8 against random playouts' 69.2), draw at 41 ms,
+/// and win nine duels in ten at 0.5 s (session 21); at nineBoardTicTacToe they win eight in
+/// ten at 0.5 s. So the gate measures their cost and effect instead, as Sancho decides its
+/// greedy rollouts: decisive playouts with the learned filter, uniformly random moves, from
+/// the initial state; on when the game has at most two roles and takes turns
+/// ([`GATE_TURN_TAKING`] of the plies), the overrides happen (some ply's move was changed)
+/// and the cost, the mover's legal moves per ply times the share of plies without an
+/// override, is at most [`GATE_MAX_COST`]. The cost counts legal moves, not the candidates
+/// the learned filter lets through: with the filter, breakthrough tries a few moves a ply,
+/// yet its decisive MAST playouts lost all four duels against MAST at 0.5 s a move
+/// (session 23; 3-0-7 in session 21 without the filter), while its 25-odd moves a ply keep
+/// it shut by the cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gate {
+    /// Playouts measured (after those that taught the filter).
+    pub measured: usize,
+    /// Legal moves of the roles with a choice, per ply.
+    pub branching: f64,
+    /// Candidates the learned filter let through, per ply.
+    pub tries_per_ply: f64,
+    /// Plies whose move a decisive or anti-decisive move replaced, per ply.
+    pub overrides_per_ply: f64,
+    /// The share of plies where one role had a choice.
+    pub turn_taking: f64,
+    /// `branching × (1 − overrides_per_ply)`.
+    pub cost: f64,
+    pub on: bool,
+    pub millis: u64,
+}
+
+impl Gate {
+    /// For logs: `on: cost 5.9, 6.5 moves/ply, 6.4 tries/ply, 0.094 overrides/ply,
+    /// turn-taking 1.00 (100 playouts)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: cost {:.1}, {:.1} moves/ply, {:.1} tries/ply, {:.3} overrides/ply, turn-taking {:.2} ({} playouts)",
+            if self.on { "on" } else { "off" },
+            self.cost,
+            self.branching,
+            self.tries_per_ply,
+            self.overrides_per_ply,
+            self.turn_taking,
+            self.measured
+        )
+    }
+
+    /// The candidates to try when the gate is on: each with decisive moves (batched
+    /// playouts, which cannot have them, become random ones), in order, once each.
+    pub fn candidates(&self, allowed: &[Candidate]) -> Vec<Candidate> {
+        if !self.on {
+            return allowed.to_vec();
+        }
+        let mut out: Vec<Candidate> = Vec::new();
+        for c in allowed {
+            let playout = if c.playout == Playout::Batch { Playout::Random } else { c.playout };
+            let d = Candidate { playout, decisive: true };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out
+    }
+}
+
+/// Measures the [`Gate`] on clones of `machine` until `until` (or [`GATE_PLAYOUTS`] playouts).
+pub fn decisive_gate<M: StateMachine + Clone>(machine: &M, seed: u64, until: Instant) -> Gate {
+    use rand::SeedableRng;
+    let t0 = Instant::now();
+    let mut m = machine.clone();
+    let roles = m.roles().len();
+    let start = m.initial_state();
+    let mut bufs = PlayoutBuffers::new(&mut m);
+    let mut dec = DecisiveBuffers::learned(&mut m);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    let mut s = start.clone();
+    // The counts before each playout, so that the measured half can be chosen at the end.
+    let mut before: Vec<DecisiveCounts> = Vec::with_capacity(GATE_PLAYOUTS + 1);
+    while before.len() < GATE_PLAYOUTS && Instant::now() < until {
+        before.push(dec.counts());
+        s.clone_from(&start);
+        decisive_playout(&mut m, &mut s, &mut rng, MAX_PLIES, &mut bufs, &mut dec, &mut Uniform, true);
+    }
+    let played = before.len();
+    let measured = played - played / 2;
+    let c = dec.counts().since(before.get(played / 2).copied().unwrap_or_default());
+    let per_ply = |x: u64| if c.plies == 0 { 0.0 } else { x as f64 / c.plies as f64 };
+    let (branching, tries_per_ply) = (per_ply(c.choices), per_ply(c.tried));
+    let (overrides_per_ply, turn_taking) = (per_ply(c.overrides), per_ply(c.single));
+    let cost = branching * (1.0 - overrides_per_ply);
+    let on = roles <= 2
+        && measured >= GATE_MIN_MEASURED
+        && turn_taking >= GATE_TURN_TAKING
+        && c.overrides > 0
+        && cost <= GATE_MAX_COST;
+    let millis = t0.elapsed().as_millis() as u64;
+    Gate { measured, branching, tries_per_ply, overrides_per_ply, turn_taking, cost, on, millis }
+}
+
 /// The depth of one random playout from `state`.
 fn playout_depth<M: StateMachine>(m: &mut M, state: &M::State, seed: u64) -> usize {
     use rand::SeedableRng;
@@ -314,6 +428,27 @@ mod tests {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
         let game = Game::load(&p).unwrap();
         propnet::build_with(&game, &Budget::default(), batch).unwrap().0
+    }
+
+    #[test]
+    fn the_decisive_gate_opens_where_moves_are_few_and_wins_are_missed() {
+        let far = Instant::now() + Duration::from_secs(30);
+        let c4 = propnet("connect4.kif", false);
+        let g = decisive_gate(&c4, 1, far);
+        assert!(g.on && g.measured == GATE_PLAYOUTS / 2, "{g:?}");
+        assert!(g.cost < 7.0 && g.branching > g.cost && g.overrides_per_ply > 0.1 && g.turn_taking > 0.95, "{g:?}");
+        // Our breakthrough: the learned filter tries about one move a ply, but eleven legal
+        // moves a ply keep the gate shut.
+        let g = decisive_gate(&propnet("breakthrough5.kif", false), 1, far);
+        assert!(!g.on && g.cost > GATE_MAX_COST && g.tries_per_ply < 2.0 && g.overrides_per_ply > 0.0, "{g:?}");
+        // No time, no verdict: shut.
+        let none = decisive_gate(&c4, 1, Instant::now());
+        assert!(!none.on && none.measured == 0, "{none:?}");
+        // Open, the candidates all have decisive moves (batched ones become random), once each.
+        let open = Gate { on: true, ..none.clone() };
+        assert_eq!(open.candidates(&Candidate::DEFAULT), [Candidate::ALL[3], Candidate::ALL[4]]);
+        assert_eq!(open.candidates(&[Candidate::ALL[2], Candidate::ALL[0]]), [Candidate::ALL[3]]);
+        assert_eq!(none.candidates(&Candidate::DEFAULT), Candidate::DEFAULT);
     }
 
     #[test]

@@ -667,12 +667,35 @@ fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
         }
     }
     let names = ["random", "mast", "batch", "random+decisive", "mast+decisive"];
-    assert!(names.iter().any(|p| plain.contains(&format!("chosen={p} "))), "{plain}");
+    let chosen = names.iter().find(|p| plain.contains(&format!("chosen={p} "))).unwrap_or_else(|| panic!("{plain}"));
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
     assert_eq!(rec["isCompleted"], true, "{rec}");
+    // The record keeps the choice (and the baseline's playouts).
+    assert_eq!(rec["factotum"]["playouts"], serde_json::json!([chosen, "random"]), "{}", rec["factotum"]);
     let errors = rec["errors"].as_array().unwrap();
     assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
+}
+
+/// `factotum metagame` with decisive moves' gate: open at connect four (few moves a ply, wins
+/// often missed by random moves), where only candidates with decisive moves play; shut at
+/// our breakthrough (eleven moves a ply), where the self-play is the plain one.
+#[test]
+fn the_decisive_gate_chooses_which_candidates_play() {
+    let agent = "agents/mcts_meta_gate.toml";
+    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", agent, "--seconds", "1", "--json"]);
+    assert_eq!(v["gate"]["on"], true, "{v}");
+    assert!(v["gate"]["cost"].as_f64().unwrap() <= 8.0, "{v}");
+    let names: Vec<&str> = v["candidates"].as_array().unwrap().iter().map(|c| c["playout"].as_str().unwrap()).collect();
+    assert_eq!(names, ["random+decisive", "mast+decisive"], "{v}");
+    assert!(v["chosen"].as_str().unwrap().ends_with("+decisive"), "{v}");
+    let v = json_of(&["metagame", "gdl/breakthrough5.kif", "--agent", agent, "--seconds", "1", "--json"]);
+    assert_eq!(v["gate"]["on"], false, "{v}");
+    let names: Vec<&str> = v["candidates"].as_array().unwrap().iter().map(|c| c["playout"].as_str().unwrap()).collect();
+    assert_eq!(names, ["random", "mast", "batch"], "{v}");
+    // Without the gate there is no gate to report.
+    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "0.2", "--json"]);
+    assert!(v["gate"].is_null(), "{v}");
 }
 
 /// `factotum searchbench`: every agent searches every sampled position; MCTS runs
