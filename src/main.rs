@@ -507,7 +507,8 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 Some(g) => g.candidates(&cfg.metagame_candidates),
                 None => cfg.metagame_candidates.clone(),
             };
-            let t = factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &candidates, cfg.threads, until);
+            let t =
+                factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &candidates, cfg.threads, until);
             let name = |c: factotum::search::metagame::Candidate| c.to_string();
             if json {
                 let v = serde_json::json!({

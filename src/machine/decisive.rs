@@ -110,7 +110,14 @@ impl<M: StateMachine> DecisiveBuffers<M> {
         DecisiveBuffers {
             legal: vec![Vec::new(); roles],
             alt: machine.initial_state(),
-            probe: Probe { roles, legal: Vec::new(), cand: Vec::new(), after: machine.initial_state(), enders, tried: 0 },
+            probe: Probe {
+                roles,
+                legal: Vec::new(),
+                cand: Vec::new(),
+                after: machine.initial_state(),
+                enders,
+                tried: 0,
+            },
             counts: DecisiveCounts::default(),
         }
     }

@@ -263,7 +263,8 @@ fn the_learned_filter_tries_only_moves_that_ended_a_playout() {
         for joint in &p.plies {
             let (choosers, legal) = choices(&mut m, &st);
             for &r in &choosers {
-                let known_win = legal[r].iter().any(|&mv| before[mv as usize][r] && wins_with(&mut m, &st, joint, r, mv));
+                let known_win =
+                    legal[r].iter().any(|&mv| before[mv as usize][r] && wins_with(&mut m, &st, joint, r, mv));
                 if known_win {
                     let mut next = st.clone();
                     m.next_state(&st, joint, &mut next);

@@ -694,7 +694,8 @@ fn the_decisive_gate_chooses_which_candidates_play() {
     let names: Vec<&str> = v["candidates"].as_array().unwrap().iter().map(|c| c["playout"].as_str().unwrap()).collect();
     assert_eq!(names, ["random", "mast", "batch"], "{v}");
     // Without the gate there is no gate to report.
-    let v = json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "0.2", "--json"]);
+    let v =
+        json_of(&["metagame", "gdl/connect4.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "0.2", "--json"]);
     assert!(v["gate"].is_null(), "{v}");
 }
 

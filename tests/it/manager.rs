@@ -399,7 +399,10 @@ fn bad_invocations_fail_cleanly() {
 /// A tournament of four tic-tac-toe matches (MCTS against flat Monte Carlo, 1 s a move, one
 /// at a time) started in `t`, and stopped by `stop` while its second match is being played.
 /// Returns the config's path, the records' folder and the stopped process.
-fn tournament_stopped_midway(t: &Temp, stop: impl FnOnce(&mut std::process::Child)) -> (PathBuf, PathBuf, std::process::Child) {
+fn tournament_stopped_midway(
+    t: &Temp,
+    stop: impl FnOnce(&mut std::process::Child),
+) -> (PathBuf, PathBuf, std::process::Child) {
     let a = t.agent("mcts.toml", "mcts", 0.5);
     let b = t.agent("flat.toml", "flatmc", 0.5);
     let out = t.0.join("out");
