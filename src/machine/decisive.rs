@@ -122,11 +122,6 @@ impl<M: StateMachine> DecisiveBuffers<M> {
         }
     }
 
-    /// Candidates tried so far (successor states computed for decisive moves).
-    pub fn tried(&self) -> u64 {
-        self.probe.tried
-    }
-
     /// What the playouts with these buffers have done so far.
     pub fn counts(&self) -> DecisiveCounts {
         DecisiveCounts { tried: self.probe.tried, ..self.counts }

@@ -280,7 +280,7 @@ fn the_learned_filter_tries_only_moves_that_ended_a_playout() {
     assert!(wins > 20, "the check is not vacuous: {wins} learned wins taken");
     // Per ply, the filter tries a fraction of what the exact search does.
     let per_ply = |tried: u64, plies: usize| tried as f64 / plies as f64;
-    let (e, l) = (per_ply(exact.tried(), plies_exact), per_ply(learned.tried(), plies_learned));
+    let (e, l) = (per_ply(exact.counts().tried, plies_exact), per_ply(learned.counts().tried, plies_learned));
     assert!(l * 3.0 < e, "tries per ply: learned {l:.2}, exact {e:.2}");
     // Few moves end this game: most are never learned.
     let known = (0..moves).filter(|&mv| learned.may_end(0, mv) || learned.may_end(1, mv)).count();

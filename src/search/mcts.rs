@@ -156,7 +156,8 @@ pub struct MctsConfig {
     pub decisive: bool,
     /// Decisive moves try only the moves that have ended a playout before (the learned
     /// filter of [`crate::machine::decisive`], Sancho's "terminating moves"), not every legal
-    /// move: as cheap as plain playouts where few moves can end the game.
+    /// move: a few successor states a ply instead of one per legal move where few moves can
+    /// end the game.
     pub decisive_filter: bool,
 }
 
