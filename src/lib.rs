@@ -21,6 +21,7 @@
 pub mod agent;
 pub mod bench;
 pub mod conform;
+pub mod equilibrium;
 pub mod factor;
 pub mod gdl;
 pub mod graph;

@@ -2,6 +2,7 @@
 
 mod coverage;
 mod factor_cmd;
+mod solve_cmd;
 mod traps_cmd;
 
 use anyhow::Result;
@@ -125,6 +126,29 @@ enum Cmd {
         /// With --all: analyses run in parallel.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+    },
+    /// The exact value of a small two-player game and each role's security strategy (an
+    /// equilibrium when the goals are constant-sum), by backward induction over the states
+    /// and by the sequence form's linear program over the histories; exit 3 when the game is
+    /// too large or cannot be solved, 4 if the two solvers disagree.
+    Solve {
+        game: PathBuf,
+        /// Solve from the position after these moves (one per ply for the role with a choice,
+        /// as `traps --moves`).
+        #[arg(long)]
+        moves: Option<String>,
+        /// Give up beyond this many states (backward induction).
+        #[arg(long, default_value_t = 1_000_000)]
+        max_states: usize,
+        /// Skip the sequence form beyond this many histories (0: skip it).
+        #[arg(long, default_value_t = 20_000)]
+        max_nodes: usize,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Print one JSON line instead of the report.
+        #[arg(long)]
+        json: bool,
     },
     /// The traps of a position: each move of the role(s) to move after which the others can
     /// force a loss within DEPTH plies, with a refutation line (exact bounded search).
@@ -673,6 +697,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s, allow_player_errors)
         }
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
+        Cmd::Solve { game, moves, max_states, max_nodes, seconds, json } => {
+            solve_cmd::solve_cmd(&game, &solve_cmd::SolveArgs { moves, max_states, max_nodes, seconds, json })
+        }
         Cmd::Traps { log: Some(log), json, .. } => traps_cmd::summarise_log(&log, json),
         Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json, log: None } => {
             let p = traps_cmd::Position { moves, record, step };

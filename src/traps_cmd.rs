@@ -35,12 +35,12 @@ pub struct TrapsOpts {
 }
 
 /// A game's propnet with each role's lowest goal value, or the interpreter (lowest goal 0).
-enum Engine {
+pub(crate) enum Engine {
     Propnet(PropnetMachine, Vec<u32>),
     Interp(Interpreter),
 }
 
-fn load(path: &Path) -> Result<Engine> {
+pub(crate) fn load(path: &Path) -> Result<Engine> {
     let game = Game::load(path).map_err(|e| anyhow!("{e}"))?;
     let budget = Budget { deadline: Some(Instant::now() + Duration::from_secs(60)), ..Budget::default() };
     match propnet::build_net(&game, &budget) {

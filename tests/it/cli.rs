@@ -728,3 +728,35 @@ fn searchbench_compares_agents_on_the_same_positions() {
     let o = factotum(&["searchbench", "gdl/connect4.kif", "--agent", "agents/nosuch.toml"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `factotum solve`: the hand-computed answer of a 2x2 game without a saddle point, from both
+/// solvers, in JSON and in text; a position after moves; the bounds' exit code.
+#[test]
+fn solve_prints_the_value_and_equilibrium_of_a_small_game() {
+    let o = factotum(&["solve", "gdl/mixed_2x2.kif", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    assert_eq!(v["equilibrium"], true);
+    assert_eq!(v["solvers_agree"], true);
+    assert_eq!(v["constant_sum"], 100);
+    for solver in ["induction", "sequence_form"] {
+        let row = &v[solver]["roles"][0];
+        assert_eq!(row["role"], "row");
+        assert!((row["value"].as_f64().unwrap() - 300.0 / 7.0).abs() < 1e-6, "{row}");
+        let a = row["start"].as_array().unwrap().iter().find(|m| m["move"] == "( pick a )").unwrap();
+        assert!((a["p"].as_f64().unwrap() - 2.0 / 7.0).abs() < 1e-6, "{row}");
+    }
+    let o = factotum(&["solve", "gdl/mixed_2x2.kif"]);
+    let text = stdout(&o);
+    assert!(text.contains("( pick a ) 2/7, ( pick b ) 5/7") && text.contains("the two solvers agree"), "{text}");
+    // After x takes the centre and o a corner: still a draw; the sequence form fits the bound.
+    let o = factotum(&["solve", "gdl/tictactoe.kif", "--moves", "(mark 2 2) (mark 1 1)", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["position"], "after 2 moves");
+    assert_eq!(v["solvers_agree"], true);
+    assert!((v["induction"]["roles"][0]["value"].as_f64().unwrap() - 50.0).abs() < 1e-9);
+    let o = factotum(&["solve", "gdl/tictactoe.kif", "--max-states", "100"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("more than 100 states"), "{}", stderr(&o));
+}
