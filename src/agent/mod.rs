@@ -12,7 +12,7 @@ use crate::gdl::Game;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
-use crate::search::mcts::{Amaf, Playout};
+use crate::search::mcts::{Amaf, Playout, Simultaneous};
 use crate::search::metagame::Candidate;
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
@@ -138,6 +138,12 @@ pub struct AgentConfig {
     /// Transpositions: a state reached by another order of moves shares its node (a search
     /// graph; `search::mcts::MctsConfig::transpositions`).
     pub transpositions: bool,
+    /// How MCTS chooses where two or more roles move at once: `ucb` (decoupled UCB, as
+    /// everywhere) or `regret` (regret matching, the move played sampled from the average
+    /// strategy); see `search::mcts::Simultaneous`.
+    pub simultaneous: Simultaneous,
+    /// Regret matching's share of uniform exploration γ, 0..=1.
+    pub regret_exploration: f64,
 }
 
 impl Default for AgentConfig {
@@ -176,6 +182,8 @@ impl Default for AgentConfig {
             decisive_filter: true,
             decisive_gate: false,
             transpositions: false,
+            simultaneous: Simultaneous::Ucb,
+            regret_exploration: MctsConfig::default().regret_exploration,
         }
     }
 }
@@ -206,6 +214,9 @@ impl AgentConfig {
         }
         if !(cfg.mast_decay.is_finite() && (0.0..=1.0).contains(&cfg.mast_decay)) {
             return Err(format!("mast_decay must be a number in 0..=1, not {}", cfg.mast_decay));
+        }
+        if !(cfg.regret_exploration.is_finite() && (0.0..=1.0).contains(&cfg.regret_exploration)) {
+            return Err(format!("regret_exploration must be a number in 0..=1, not {}", cfg.regret_exploration));
         }
         if !(1..=256).contains(&cfg.batch_leaves) {
             return Err(format!("batch_leaves must be 1 to 256, not {}", cfg.batch_leaves));
@@ -273,6 +284,8 @@ impl AgentConfig {
             decisive: self.decisive,
             decisive_filter: self.decisive_filter,
             transpositions: self.transpositions,
+            simultaneous: self.simultaneous,
+            regret_exploration: self.regret_exploration,
             ..MctsConfig::default()
         }
     }

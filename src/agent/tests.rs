@@ -228,3 +228,14 @@ fn a_propnet_that_misses_the_start_clock_takes_over_once_built() {
     p.advance(&[chosen, "noop".into()]).unwrap();
     assert_eq!(p.step(), 3);
 }
+
+#[test]
+fn regret_matching_is_an_agent_option() {
+    let cfg = AgentConfig::parse("simultaneous = \"regret\"\nregret_exploration = 0.2").unwrap();
+    let m = cfg.mcts_config(1);
+    assert_eq!((m.simultaneous, m.regret_exploration), (crate::search::Simultaneous::Regret, 0.2));
+    assert_eq!(AgentConfig::parse("").unwrap().simultaneous, crate::search::Simultaneous::Ucb);
+    let e = AgentConfig::parse("regret_exploration = 1.5").unwrap_err();
+    assert!(e.contains("regret_exploration must be a number in 0..=1"), "{e}");
+    assert!(AgentConfig::parse("simultaneous = \"exp3\"").is_err());
+}

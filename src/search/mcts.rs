@@ -68,6 +68,24 @@ pub enum Amaf {
     Similar,
 }
 
+/// How MCTS picks each role's move at a node where two or more roles choose at once.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Simultaneous {
+    /// Decoupled UCB: each role by UCB on its own statistics, as at any node.
+    #[default]
+    Ucb,
+    /// Regret matching (Hart and Mas-Colell 2000, in MCTS as Lanctot, Lisý and Winands 2013
+    /// and Tak, Lanctot and Winands 2014): at a simultaneous node each role keeps a regret per
+    /// move and samples its move from the positive regrets' distribution mixed with uniform
+    /// exploration γ (`regret_exploration`). After an iteration with reward u, move a's regret
+    /// grows by x̂(a) − u, where x̂(a) = u / σ(a) for the move played (σ its probability) and
+    /// 0 for the others: the importance-sampled estimate of what a would have earned. The
+    /// move played at such a root is sampled from the average of the strategies used (the
+    /// part that converges to an equilibrium in zero-sum games), not the most visited one.
+    Regret,
+}
+
 /// How playouts choose their moves.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,6 +177,10 @@ pub struct MctsConfig {
     /// move: a few successor states a ply instead of one per legal move where few moves can
     /// end the game.
     pub decisive_filter: bool,
+    /// How roles choose at simultaneous-move nodes.
+    pub simultaneous: Simultaneous,
+    /// Regret matching's uniform exploration γ (0..=1).
+    pub regret_exploration: f64,
 }
 
 impl Default for MctsConfig {
@@ -186,6 +208,8 @@ impl Default for MctsConfig {
             decisive: false,
             decisive_filter: true,
             transpositions: false,
+            simultaneous: Simultaneous::Ucb,
+            regret_exploration: 0.1,
         }
     }
 }
@@ -266,6 +290,10 @@ struct Node<S, Mv> {
     sig: Option<Box<TacticsSig>>,
     sig_tried: bool,
     sim_memo: [(u32, f64); 2],
+    /// With regret matching, at a node where two or more roles choose, parallel to `moves`:
+    /// each role's regret per move and the sum of the strategies it played. Empty otherwise.
+    regret: Box<[f64]>,
+    played: Box<[f64]>,
 }
 
 impl<S, Mv: Copy> Node<S, Mv> {
@@ -287,6 +315,11 @@ pub struct Mcts<M: StateMachine> {
     // Reused buffers.
     path: Vec<u32>,
     path_moves: Vec<u32>,
+    /// Parallel to `path_moves`: the probability regret matching gave the move chosen (1 where
+    /// it did not choose).
+    path_probs: Vec<f64>,
+    /// Regret matching's strategy at the node being selected (reused).
+    sigma: Vec<f64>,
     joint: Vec<M::Move>,
     rewards: Vec<f64>,
     legal: Vec<M::Move>,
@@ -587,6 +620,8 @@ impl<M: StateMachine> Mcts<M> {
             recycled: 0,
             path: Vec::new(),
             path_moves: Vec::new(),
+            path_probs: Vec::new(),
+            sigma: Vec::new(),
             joint: Vec::new(),
             rewards: Vec::new(),
             legal: Vec::new(),
@@ -701,7 +736,14 @@ impl<M: StateMachine> Mcts<M> {
             }
             (gid.into_boxed_slice(), vec![0; len].into_boxed_slice(), vec![0.0; len].into_boxed_slice())
         };
+        let (regret, played) = if self.cfg.simultaneous == Simultaneous::Regret && choosers > 1 {
+            (vec![0.0; len].into_boxed_slice(), vec![0.0; len].into_boxed_slice())
+        } else {
+            (Box::default(), Box::default())
+        };
         Node {
+            regret,
+            played,
             gid,
             an,
             aw,
@@ -850,8 +892,18 @@ impl<M: StateMachine> Mcts<M> {
         self.joint.clear();
         let mut code = 0u64;
         let mut radix = 1u64;
+        let regret = !self.nodes[ni].regret.is_empty();
         for r in 0..self.roles {
             let (lo, k) = (self.nodes[ni].offs[r] as usize, self.nodes[ni].count(r));
+            if regret && k > 1 {
+                let (idx, p) = self.regret_match(ni, lo, k);
+                self.path_moves.push(idx as u32);
+                self.path_probs.push(p);
+                self.joint.push(self.nodes[ni].moves[lo + idx]);
+                code = code.wrapping_add((idx as u64).wrapping_mul(radix));
+                radix = radix.wrapping_mul(k as u64);
+                continue;
+            }
             let refn = match self.amaf.refs.get(r) {
                 Some(&g) if matches!(amaf, Amaf::Grave | Amaf::Similar) && g != NONE => g as usize,
                 _ => ni,
@@ -911,11 +963,39 @@ impl<M: StateMachine> Mcts<M> {
                 best
             };
             self.path_moves.push(idx as u32);
+            self.path_probs.push(1.0);
             self.joint.push(node.moves[lo + idx]);
             code = code.wrapping_add((idx as u64).wrapping_mul(radix));
             radix = radix.wrapping_mul(k as u64);
         }
         code
+    }
+
+    /// Regret matching at node `ni` for the role whose `k` moves start at `lo`: the strategy σ
+    /// (positive regrets normalised, uniform when none is positive) is added to the role's
+    /// strategy sum, and a move is sampled from σ mixed with γ of uniform; returns it and its
+    /// probability.
+    fn regret_match(&mut self, ni: usize, lo: usize, k: usize) -> (usize, f64) {
+        let gamma = self.cfg.regret_exploration;
+        let node = &mut self.nodes[ni];
+        self.sigma.clear();
+        self.sigma.extend(node.regret[lo..lo + k].iter().map(|&x| x.max(0.0)));
+        let total: f64 = self.sigma.iter().sum();
+        for (q, sum) in self.sigma.iter_mut().zip(&mut node.played[lo..lo + k]) {
+            *q = if total > 0.0 { *q / total } else { 1.0 / k as f64 };
+            *sum += *q;
+            *q = (1.0 - gamma) * *q + gamma / k as f64;
+        }
+        let mut x = self.rng.gen::<f64>();
+        let mut idx = k - 1;
+        for (i, &q) in self.sigma.iter().enumerate() {
+            if x < q {
+                idx = i;
+                break;
+            }
+            x -= q;
+        }
+        (idx, self.sigma[idx])
     }
 
     /// GRAVE: indexes `role`'s moves at `refn` by id, for [`Mcts::select_joint`].
@@ -1160,6 +1240,7 @@ impl<M: StateMachine> Mcts<M> {
         }
         self.path.clear();
         self.path_moves.clear();
+        self.path_probs.clear();
         self.amaf.seq.clear();
         self.mast.seq.clear();
         let grave = self.cfg.amaf == Amaf::Grave;
@@ -1272,6 +1353,18 @@ impl<M: StateMachine> Mcts<M> {
                 node.n[i] += add;
                 node.w[i] += sums[r];
             }
+            if !node.regret.is_empty() {
+                // Regret matching: every move loses the reward got (summed over the visits),
+                // the move played gains it back divided by its probability.
+                for r in 0..roles {
+                    let (a, b) = (node.offs[r] as usize, node.offs[r + 1] as usize);
+                    if b - a > 1 {
+                        node.regret[a..b].iter_mut().for_each(|x| *x -= sums[r]);
+                        let i = a + self.path_moves[d * roles + r] as usize;
+                        node.regret[i] += sums[r] / self.path_probs[d * roles + r];
+                    }
+                }
+            }
             if child_solved && self.cfg.solver {
                 child_solved = self.try_solve(ni);
             }
@@ -1307,6 +1400,7 @@ impl<M: StateMachine> Mcts<M> {
     ) -> u64 {
         self.path.clear();
         self.path_moves.clear();
+        self.path_probs.clear();
         pending.clear();
         let roles = self.roles;
         let mut descents = 0u64;
@@ -1357,6 +1451,7 @@ impl<M: StateMachine> Mcts<M> {
                 // Its path is done with: the next descent writes over it.
                 self.path.truncate(lo);
                 self.path_moves.truncate(lo * roles);
+                self.path_probs.truncate(lo * roles);
             } else {
                 self.virtual_loss(lo, hi, true);
                 pending.push((hi as u32, leaf));
@@ -1719,6 +1814,42 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    /// Regret matching's average strategy of `role` at the root (the strategies it played,
+    /// summed and normalised; one probability per legal move), or None where the root is not
+    /// a simultaneous node searched by regret matching.
+    pub fn root_average_strategy(&self, role: usize) -> Option<Vec<f64>> {
+        let node = self.nodes.get(self.root as usize)?;
+        if node.regret.is_empty() || role >= self.roles {
+            return None;
+        }
+        let played = &node.played[node.offs[role] as usize..node.offs[role + 1] as usize];
+        let total: f64 = played.iter().sum();
+        Some(played.iter().map(|&q| if total > 0.0 { q / total } else { 0.0 }).collect())
+    }
+
+    /// Regret matching at a simultaneous root: a move sampled from the role's average
+    /// strategy (the strategies it played, summed), with its mean reward.
+    fn average_strategy_move(&mut self, role: usize) -> (usize, f64, bool) {
+        let node = &self.nodes[self.root as usize];
+        let (lo, k) = (node.offs[role] as usize, node.count(role));
+        let played = &node.played[lo..lo + k];
+        let total: f64 = played.iter().sum();
+        let mut idx = 0;
+        if total > 0.0 {
+            let mut x = self.rng.gen::<f64>() * total;
+            idx = k - 1;
+            for (i, &q) in played.iter().enumerate() {
+                if x < q {
+                    idx = i;
+                    break;
+                }
+                x -= q;
+            }
+        }
+        let n = node.n[lo + idx];
+        (idx, if n == 0 { 0.0 } else { node.w[lo + idx] / n as f64 }, false)
+    }
+
     /// The move for `role` at the root: a proven win, else the most visited move that is
     /// not a proven loss (ties by mean), else the best proven value.
     fn best(&self, role: usize) -> Option<(usize, f64, bool)> {
@@ -1817,7 +1948,14 @@ where
         // The helpers' descents backed up: no virtual loss is left to mislead the choice.
         self.drain_helpers();
         self.sim.stats.search_time += self.sim.started.elapsed();
-        let (idx, value, proven) = self.best(role)?;
+        let (idx, value, proven) = match self.best(role)? {
+            // A proven win stands; otherwise each move's proven value is only its worst case
+            // against the other roles' moves, which is not how a simultaneous node is played.
+            (_, v, proven) if !self.nodes[self.root as usize].regret.is_empty() && !(proven && v >= 1.0) => {
+                self.average_strategy_move(role)
+            }
+            best => best,
+        };
         let root = &self.nodes[self.root as usize];
         let mv = root.moves[root.offs[role] as usize + idx];
         for mut t in self.hint_finds.drain(..) {
@@ -1976,3 +2114,7 @@ mod transposition_tests;
 #[cfg(test)]
 #[path = "parallel_tests.rs"]
 mod parallel_tests;
+
+#[cfg(test)]
+#[path = "regret_tests.rs"]
+mod regret_tests;

@@ -57,6 +57,7 @@ struct Link<S> {
 struct Descents {
     path: Vec<u32>,
     path_moves: Vec<u32>,
+    path_probs: Vec<f64>,
     pending: Vec<(u32, u32)>,
     out: bool,
 }
@@ -314,6 +315,8 @@ impl<M: StateMachine> Mcts<M> {
         mine.path.extend_from_slice(&self.path);
         mine.path_moves.clear();
         mine.path_moves.extend_from_slice(&self.path_moves);
+        mine.path_probs.clear();
+        mine.path_probs.extend_from_slice(&self.path_probs);
         job.count = mine.pending.len();
         job.decisive = self.cfg.decisive && !job.batch;
         job.mast = self.cfg.playout == Playout::Mast;
@@ -340,6 +343,7 @@ impl<M: StateMachine> Mcts<M> {
     fn back_up_job(&mut self, mine: &mut Descents, job: Option<&Job<M::State>>) {
         std::mem::swap(&mut self.path, &mut mine.path);
         std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
+        std::mem::swap(&mut self.path_probs, &mut mine.path_probs);
         let roles = self.roles;
         let done = job.filter(|j| j.per > 0).map_or(0, |j| j.done);
         let mut lo = 0;
@@ -362,6 +366,7 @@ impl<M: StateMachine> Mcts<M> {
         mine.out = false;
         std::mem::swap(&mut self.path, &mut mine.path);
         std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
+        std::mem::swap(&mut self.path_probs, &mut mine.path_probs);
     }
 
     /// Takes back the virtual losses of a helper's jobs that will not come back.

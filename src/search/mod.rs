@@ -9,7 +9,7 @@ pub mod metagame;
 pub mod trap_memory;
 
 pub use factored::{FactoredMcts, FactoredOptions};
-pub use mcts::{Mcts, MctsConfig, ParallelMcts, Playout, TreeParallelMcts};
+pub use mcts::{Mcts, MctsConfig, ParallelMcts, Playout, Simultaneous, TreeParallelMcts};
 
 use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
