@@ -144,6 +144,9 @@ pub struct AgentConfig {
     pub simultaneous: Simultaneous,
     /// Regret matching's share of uniform exploration γ, 0..=1.
     pub regret_exploration: f64,
+    /// Regret matching: least average probability for a move to be played at the root
+    /// (thresholding), 0..=1.
+    pub regret_threshold: f64,
 }
 
 impl Default for AgentConfig {
@@ -184,6 +187,7 @@ impl Default for AgentConfig {
             transpositions: false,
             simultaneous: Simultaneous::Ucb,
             regret_exploration: MctsConfig::default().regret_exploration,
+            regret_threshold: MctsConfig::default().regret_threshold,
         }
     }
 }
@@ -217,6 +221,9 @@ impl AgentConfig {
         }
         if !(cfg.regret_exploration.is_finite() && (0.0..=1.0).contains(&cfg.regret_exploration)) {
             return Err(format!("regret_exploration must be a number in 0..=1, not {}", cfg.regret_exploration));
+        }
+        if !(cfg.regret_threshold.is_finite() && (0.0..=1.0).contains(&cfg.regret_threshold)) {
+            return Err(format!("regret_threshold must be a number in 0..=1, not {}", cfg.regret_threshold));
         }
         if !(1..=256).contains(&cfg.batch_leaves) {
             return Err(format!("batch_leaves must be 1 to 256, not {}", cfg.batch_leaves));
@@ -286,6 +293,7 @@ impl AgentConfig {
             transpositions: self.transpositions,
             simultaneous: self.simultaneous,
             regret_exploration: self.regret_exploration,
+            regret_threshold: self.regret_threshold,
             ..MctsConfig::default()
         }
     }

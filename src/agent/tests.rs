@@ -235,6 +235,8 @@ fn regret_matching_is_an_agent_option() {
     let m = cfg.mcts_config(1);
     assert_eq!((m.simultaneous, m.regret_exploration), (crate::search::Simultaneous::Regret, 0.2));
     assert_eq!(AgentConfig::parse("").unwrap().simultaneous, crate::search::Simultaneous::Ucb);
+    assert_eq!(AgentConfig::parse("regret_threshold = 0.25").unwrap().mcts_config(1).regret_threshold, 0.25);
+    assert!(AgentConfig::parse("regret_threshold = -1").unwrap_err().contains("regret_threshold"));
     let e = AgentConfig::parse("regret_exploration = 1.5").unwrap_err();
     assert!(e.contains("regret_exploration must be a number in 0..=1"), "{e}");
     assert!(AgentConfig::parse("simultaneous = \"exp3\"").is_err());

@@ -80,9 +80,14 @@ pub enum Simultaneous {
     /// move and samples its move from the positive regrets' distribution mixed with uniform
     /// exploration γ (`regret_exploration`). After an iteration with reward u, move a's regret
     /// grows by x̂(a) − u, where x̂(a) = u / σ(a) for the move played (σ its probability) and
-    /// 0 for the others: the importance-sampled estimate of what a would have earned. The
-    /// move played at such a root is sampled from the average of the strategies used (the
-    /// part that converges to an equilibrium in zero-sum games), not the most visited one.
+    /// 0 for the others: the importance-sampled estimate of what a would have earned; regrets
+    /// are then floored at 0 (regret matching+, Tammelin 2014, which forgets a move's early
+    /// bad luck sooner). The move played at such a root is sampled from the average of the
+    /// strategies used (the part that converges to an equilibrium in zero-sum games), not the
+    /// most visited one, after thresholding (Ganzfried, Sandholm and Waugh 2012): moves whose
+    /// average probability is below `regret_threshold` are left out, since the average still
+    /// carries the uniform strategy of the first iterations (matches/regret-1, without it,
+    /// played such leftovers in every point_grab match).
     Regret,
 }
 
@@ -181,6 +186,8 @@ pub struct MctsConfig {
     pub simultaneous: Simultaneous,
     /// Regret matching's uniform exploration γ (0..=1).
     pub regret_exploration: f64,
+    /// Regret matching: least average probability for a move to be played at the root.
+    pub regret_threshold: f64,
 }
 
 impl Default for MctsConfig {
@@ -210,6 +217,7 @@ impl Default for MctsConfig {
             transpositions: false,
             simultaneous: Simultaneous::Ucb,
             regret_exploration: 0.1,
+            regret_threshold: 0.1,
         }
     }
 }
@@ -1359,9 +1367,12 @@ impl<M: StateMachine> Mcts<M> {
                 for r in 0..roles {
                     let (a, b) = (node.offs[r] as usize, node.offs[r + 1] as usize);
                     if b - a > 1 {
-                        node.regret[a..b].iter_mut().for_each(|x| *x -= sums[r]);
                         let i = a + self.path_moves[d * roles + r] as usize;
-                        node.regret[i] += sums[r] / self.path_probs[d * roles + r];
+                        let gain = sums[r] / self.path_probs[d * roles + r];
+                        for (j, x) in node.regret[a..b].iter_mut().enumerate() {
+                            let got = if a + j == i { gain } else { 0.0 };
+                            *x = (*x + got - sums[r]).max(0.0);
+                        }
                     }
                 }
             }
@@ -1828,17 +1839,23 @@ impl<M: StateMachine> Mcts<M> {
     }
 
     /// Regret matching at a simultaneous root: a move sampled from the role's average
-    /// strategy (the strategies it played, summed), with its mean reward.
+    /// strategy (the strategies it played, summed), moves below `regret_threshold` of it left
+    /// out (the most likely move always stays), with its mean reward.
     fn average_strategy_move(&mut self, role: usize) -> (usize, f64, bool) {
         let node = &self.nodes[self.root as usize];
         let (lo, k) = (node.offs[role] as usize, node.count(role));
         let played = &node.played[lo..lo + k];
         let total: f64 = played.iter().sum();
+        let top = played.iter().copied().fold(0.0, f64::max);
+        let floor = (self.cfg.regret_threshold * total).min(top);
+        let kept = |q: f64| if q >= floor { q } else { 0.0 };
+        let mass: f64 = played.iter().map(|&q| kept(q)).sum();
         let mut idx = 0;
-        if total > 0.0 {
-            let mut x = self.rng.gen::<f64>() * total;
-            idx = k - 1;
+        if mass > 0.0 {
+            let mut x = self.rng.gen::<f64>() * mass;
+            idx = (0..k).rev().find(|&i| kept(played[i]) > 0.0).unwrap_or(k - 1);
             for (i, &q) in played.iter().enumerate() {
+                let q = kept(q);
                 if x < q {
                     idx = i;
                     break;

@@ -68,3 +68,23 @@ fn the_move_played_is_sampled_from_the_average_strategy() {
     assert_eq!(counts.len(), 3, "{counts:?}");
     assert!(counts.values().all(|&n| n >= 8), "{counts:?}");
 }
+
+/// Thresholding: with a threshold above every average probability but the largest, the move
+/// played is always the average strategy's most likely one.
+#[test]
+fn thresholding_leaves_out_the_average_strategys_small_moves() {
+    let mut m = propnet("mixed_2x2.kif");
+    let s = m.initial_state();
+    for seed in 0..20 {
+        let mut t = Mcts::<PropnetMachine>::new(MctsConfig { regret_threshold: 0.9, ..regret(seed) });
+        let c = t.select(&mut m, &s, 0, Limit::iterations(3000)).expect("a move");
+        let avg = t.root_average_strategy(0).unwrap();
+        let top = (0..avg.len()).max_by(|&a, &b| avg[a].total_cmp(&avg[b])).unwrap();
+        let legal = {
+            let mut l = Vec::new();
+            m.legal_moves(&s, 0, &mut l);
+            l
+        };
+        assert_eq!(c.mv, legal[top], "seed {seed}: average {avg:?}");
+    }
+}
