@@ -91,6 +91,10 @@ fn to_json(rep: &Report, game: &str, engine: &str, position: &str) -> serde_json
     })
 }
 
+fn role_line(r: &RoleSolution) -> String {
+    format!("  {}: value {:.3} (guaranteed {:.3}); at the start: {}", r.role, r.value, r.guarantee, strategy_text(r))
+}
+
 fn strategy_text(r: &RoleSolution) -> String {
     let shown: Vec<String> =
         r.start.iter().filter(|(_, p)| *p > 5e-7).map(|(m, p)| format!("{m} {}", probability(*p))).collect();
@@ -126,13 +130,7 @@ fn print_report(rep: &Report, game: &str, engine: &str, position: &str) {
         i.states, i.terminals, i.choice_states, i.simultaneous_states, i.programs, i.ms
     );
     for r in &i.roles {
-        println!(
-            "  {}: value {:.3} (guaranteed {:.3}); at the start: {}",
-            r.role,
-            r.value,
-            r.guarantee,
-            strategy_text(r)
-        );
+        println!("{}", role_line(r));
     }
     match &rep.sequence {
         Ok(s) => {
@@ -141,13 +139,7 @@ fn print_report(rep: &Report, game: &str, engine: &str, position: &str) {
                 s.nodes, s.leaves, s.sequences[0], s.sequences[1], s.points[0], s.points[1], s.ms
             );
             for r in &s.roles {
-                println!(
-                    "  {}: value {:.3} (guaranteed {:.3}); at the start: {}",
-                    r.role,
-                    r.value,
-                    r.guarantee,
-                    strategy_text(r)
-                );
+                println!("{}", role_line(r));
             }
             match rep.solvers_agree() {
                 Some(true) => println!("the two solvers agree"),
