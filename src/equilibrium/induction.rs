@@ -4,7 +4,7 @@
 //! other role's). Transpositions are solved once.
 
 use super::matrix::max_min;
-use super::{SolveError, SolveOptions};
+use super::{expand, joint_index, SolveError, SolveOptions};
 use crate::machine::StateMachine;
 use rustc_hash::FxHashMap;
 use std::time::Instant;
@@ -24,8 +24,7 @@ pub struct StateNode<Mv> {
 impl<Mv> StateNode<Mv> {
     /// The successor after role `role`'s move `mine` and the other role's move `theirs`.
     pub fn child(&self, role: usize, mine: usize, theirs: usize) -> u32 {
-        let (i, j) = if role == 0 { (mine, theirs) } else { (theirs, mine) };
-        self.children[i * self.moves[1].len() + j]
+        self.children[joint_index(role, mine, theirs, self.moves[1].len())]
     }
 }
 
@@ -45,7 +44,7 @@ impl<M: StateMachine> StateGraph<M> {
         let mut states = vec![start.clone()];
         index.insert(start.clone(), 0);
         let mut nodes: Vec<StateNode<M::Move>> = Vec::new();
-        let mut legal = Vec::new();
+        let mut legal: [Vec<M::Move>; 2] = [Vec::new(), Vec::new()];
         let mut joint = Vec::with_capacity(2);
         let mut next = start.clone();
         let mut at = 0;
@@ -54,21 +53,10 @@ impl<M: StateMachine> StateGraph<M> {
                 return Err(SolveError::Timeout);
             }
             let s = states[at].clone();
-            if m.is_terminal(&s) {
-                let mut goals = [0u32; 2];
-                for (r, g) in goals.iter_mut().enumerate() {
-                    *g = m.goal(&s, r).ok_or_else(|| SolveError::NoGoal { role: m.roles()[r].clone() })?;
-                }
+            if let Some(goals) = expand(m, &s, &mut legal)? {
                 nodes.push(StateNode { goals: Some(goals), moves: [Vec::new(), Vec::new()], children: Vec::new() });
             } else {
-                let mut moves: [Vec<M::Move>; 2] = [Vec::new(), Vec::new()];
-                for (r, mv) in moves.iter_mut().enumerate() {
-                    m.legal_moves(&s, r, &mut legal);
-                    if legal.is_empty() {
-                        return Err(SolveError::NoMoves { role: m.roles()[r].clone() });
-                    }
-                    mv.extend_from_slice(&legal);
-                }
+                let moves = legal.clone();
                 let mut children = Vec::with_capacity(moves[0].len() * moves[1].len());
                 for &a in &moves[0] {
                     for &b in &moves[1] {

@@ -74,6 +74,37 @@ pub enum SolveError {
     Timeout,
 }
 
+/// Both roles' goals if `s` is terminal; otherwise `None`, with each role's legal moves in
+/// `legal` (the explorations of the state graph and of the tree share it).
+fn expand<M: StateMachine>(
+    m: &mut M,
+    s: &M::State,
+    legal: &mut [Vec<M::Move>; 2],
+) -> Result<Option<[u32; 2]>, SolveError> {
+    if m.is_terminal(s) {
+        let mut goals = [0u32; 2];
+        for (r, g) in goals.iter_mut().enumerate() {
+            *g = m.goal(s, r).ok_or_else(|| SolveError::NoGoal { role: m.roles()[r].clone() })?;
+        }
+        return Ok(Some(goals));
+    }
+    for (r, l) in legal.iter_mut().enumerate() {
+        m.legal_moves(s, r, l);
+        if l.is_empty() {
+            return Err(SolveError::NoMoves { role: m.roles()[r].clone() });
+        }
+    }
+    Ok(None)
+}
+
+/// The index of the joint move of `role`'s move `mine` and the other role's move `theirs`
+/// among a node's joint moves (role 0's move i and role 1's move j at i * `cols` + j, `cols`
+/// role 1's number of moves).
+fn joint_index(role: usize, mine: usize, theirs: usize, cols: usize) -> usize {
+    let (i, j) = if role == 0 { (mine, theirs) } else { (theirs, mine) };
+    i * cols + j
+}
+
 /// Solves `p`, mapping the solver's failures and interruptions to [`SolveError`].
 fn lp_solution(p: &Problem) -> Result<microlp::Solution, SolveError> {
     match p.solve() {

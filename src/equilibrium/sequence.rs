@@ -24,7 +24,7 @@
 //! where row(∅) = 0 and row(ka) = k.
 
 use super::matrix::normalised;
-use super::{SolveError, SolveOptions};
+use super::{expand, joint_index, SolveError, SolveOptions};
 use crate::machine::StateMachine;
 use microlp::{ComparisonOp, OptimizationDirection, Problem};
 use std::time::Instant;
@@ -103,22 +103,12 @@ impl SequenceForm {
                 return Err(SolveError::Timeout);
             }
             let node = n as usize;
-            if m.is_terminal(&s) {
-                let mut goals = [0u32; 2];
-                for (r, g) in goals.iter_mut().enumerate() {
-                    *g = m.goal(&s, r).ok_or_else(|| SolveError::NoGoal { role: m.roles()[r].clone() })?;
-                }
+            if let Some(goals) = expand(m, &s, &mut legal)? {
                 tree[node].goals = Some(goals);
                 continue;
             }
-            for (r, l) in legal.iter_mut().enumerate() {
-                m.legal_moves(&s, r, l);
-                if l.is_empty() {
-                    return Err(SolveError::NoMoves { role: m.roles()[r].clone() });
-                }
-                if n == 0 {
-                    root_moves[r] = l.iter().map(|&mv| m.move_text(mv)).collect();
-                }
+            if n == 0 {
+                root_moves = std::array::from_fn(|r| legal[r].iter().map(|&mv| m.move_text(mv)).collect());
             }
             let counts = [legal[0].len(), legal[1].len()];
             let mut first = [0u32; 2];
@@ -172,13 +162,6 @@ impl SequenceForm {
     /// Leaves (terminal histories).
     pub fn leaves(&self) -> usize {
         self.tree.iter().filter(|t| t.goals.is_some()).count()
-    }
-
-    /// Whether every leaf's goals add up to one number, and that number.
-    pub fn constant_sum(&self) -> Option<u32> {
-        let mut sums = self.tree.iter().filter_map(|t| t.goals.map(|g| g[0] + g[1]));
-        let first = sums.next()?;
-        sums.all(|s| s == first).then_some(first)
     }
 
     /// Role `role`'s security value and sequence-form strategy: the program above, solved.
@@ -262,10 +245,8 @@ impl SequenceForm {
                 Some(g) => g[role] as f64 * x[t.seq[role] as usize],
                 None => {
                     let cols = t.moves[1] as usize;
-                    let child = |mine: usize, theirs: usize| {
-                        let (i, j) = if role == 0 { (mine, theirs) } else { (theirs, mine) };
-                        t.first_child as usize + i * cols + j
-                    };
+                    let child =
+                        |mine: usize, theirs: usize| t.first_child as usize + joint_index(role, mine, theirs, cols);
                     (0..t.moves[other] as usize)
                         .map(|b| (0..t.moves[role] as usize).map(|a| w[child(a, b)]).sum::<f64>())
                         .fold(f64::INFINITY, f64::min)

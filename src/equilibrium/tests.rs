@@ -131,23 +131,10 @@ fn tic_tac_toe_is_a_draw_and_its_tree_is_too_large_for_the_default_bound() {
 /// propnet: the two solvers, and the two reasoners, agree.
 #[test]
 fn the_two_solvers_agree_on_a_tic_tac_toe_position_with_a_forced_win() {
-    let moves = ["( mark 1 1 )", "( mark 1 2 )", "( mark 2 2 )", "( mark 3 3 )"];
-    fn position<M: StateMachine>(m: &mut M, moves: &[&str]) -> M::State {
-        let mut s = m.initial_state();
-        let mut legal = Vec::new();
-        for (k, text) in moves.iter().enumerate() {
-            let mover = k % 2;
-            let mut joint = Vec::new();
-            for r in 0..2 {
-                m.legal_moves(&s, r, &mut legal);
-                let want = if r == mover { *text } else { "noop" };
-                joint.push(legal.iter().copied().find(|&mv| m.move_text(mv) == want).expect("legal"));
-            }
-            let mut next = s.clone();
-            m.next_state(&s, &joint, &mut next);
-            s = next;
-        }
-        s
+    let moves: Vec<String> = ["( mark 1 1 )", "( mark 1 2 )", "( mark 2 2 )", "( mark 3 3 )"].map(String::from).into();
+    fn position<M: StateMachine>(m: &mut M, moves: &[String]) -> M::State {
+        let init = m.initial_state();
+        crate::machine::play_texts(m, &init, moves).expect("legal moves")
     }
     let mut pm = propnet("tictactoe.kif");
     let s = position(&mut pm, &moves);

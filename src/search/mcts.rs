@@ -255,6 +255,18 @@ pub fn rave_value(n: u32, w: f64, amaf_n: f64, amaf_w: f64, bias: f64, c: f64, l
 
 const NONE: u32 = u32::MAX;
 
+/// The index `x` falls in when `weights` are laid end to end from 0 (x below their sum; past
+/// it, round-off, the last positive weight).
+fn sample(weights: &[f64], mut x: f64) -> usize {
+    for (i, &q) in weights.iter().enumerate() {
+        if x < q {
+            return i;
+        }
+        x -= q;
+    }
+    weights.iter().rposition(|&q| q > 0.0).unwrap_or(weights.len() - 1)
+}
+
 /// States the exact trap finder may expand per similarity hint.
 const HINT_BUDGET: u64 = 5_000;
 /// Share of the time left that similarity hints may start new checks in.
@@ -994,15 +1006,7 @@ impl<M: StateMachine> Mcts<M> {
             *sum += *q;
             *q = (1.0 - gamma) * *q + gamma / k as f64;
         }
-        let mut x = self.rng.gen::<f64>();
-        let mut idx = k - 1;
-        for (i, &q) in self.sigma.iter().enumerate() {
-            if x < q {
-                idx = i;
-                break;
-            }
-            x -= q;
-        }
+        let idx = sample(&self.sigma, self.rng.gen::<f64>());
         (idx, self.sigma[idx])
     }
 
@@ -1848,21 +1852,10 @@ impl<M: StateMachine> Mcts<M> {
         let total: f64 = played.iter().sum();
         let top = played.iter().copied().fold(0.0, f64::max);
         let floor = (self.cfg.regret_threshold * total).min(top);
-        let kept = |q: f64| if q >= floor { q } else { 0.0 };
-        let mass: f64 = played.iter().map(|&q| kept(q)).sum();
-        let mut idx = 0;
-        if mass > 0.0 {
-            let mut x = self.rng.gen::<f64>() * mass;
-            idx = (0..k).rev().find(|&i| kept(played[i]) > 0.0).unwrap_or(k - 1);
-            for (i, &q) in played.iter().enumerate() {
-                let q = kept(q);
-                if x < q {
-                    idx = i;
-                    break;
-                }
-                x -= q;
-            }
-        }
+        self.sigma.clear();
+        self.sigma.extend(played.iter().map(|&q| if q >= floor { q } else { 0.0 }));
+        let mass: f64 = self.sigma.iter().sum();
+        let idx = if mass > 0.0 { sample(&self.sigma, self.rng.gen::<f64>() * mass) } else { 0 };
         let n = node.n[lo + idx];
         (idx, if n == 0 { 0.0 } else { node.w[lo + idx] / n as f64 }, false)
     }
