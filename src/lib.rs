@@ -9,6 +9,8 @@
 //!   propnet engine.
 //! - [`factor`]: factoring (independent sub-games, latches, contingent factoring) over a
 //!   propnet's `Net`.
+//! - [`hsg`]: hyperstate space graphs (reversible closures, critical actions, win / fail
+//!   tags, headroom, loss distance) over the trait.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
 //! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
 //! - [`protocol`]: the GGP protocol over HTTP (the player's server).
@@ -25,6 +27,7 @@ pub mod equilibrium;
 pub mod factor;
 pub mod gdl;
 pub mod graph;
+pub mod hsg;
 pub mod interp;
 pub mod machine;
 pub mod manager;

@@ -2,6 +2,7 @@
 
 mod coverage;
 mod factor_cmd;
+mod hsg_cmd;
 mod solve_cmd;
 mod traps_cmd;
 
@@ -147,6 +148,44 @@ enum Cmd {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
         /// Print one JSON line instead of the report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The hyperstate space graph of a game from one role's view (Cook and Raad): states
+    /// merged into hyperstates where mutually reachable, critical and reversible actions,
+    /// win / fail / eventually winnable / implicitly failed tags, headroom, loss distance and
+    /// the failure spectrum along the ideal path; exit 3 if the graph cannot be built.
+    Hsg {
+        game: PathBuf,
+        /// The role whose wins are tagged (default: the first).
+        #[arg(long)]
+        role: Option<String>,
+        /// A terminal state is a win when the role's goal is at least this.
+        #[arg(long, default_value_t = 100)]
+        win: u32,
+        /// Stop adding states beyond this many (what is cut off is tagged open).
+        #[arg(long, default_value_t = 1_000_000)]
+        max_states: usize,
+        /// Expand states up to this many joint moves from the start (depth-limited HSG).
+        #[arg(long)]
+        depth: Option<u32>,
+        /// Stop exploring after this many seconds (what is left is tagged open).
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Weak equivalence: compare states without the action-independent bases (step
+        /// counters, turns) and unused ones, found in the propnet by factor analysis.
+        #[arg(long)]
+        weak: bool,
+        /// Write the graph as Graphviz DOT.
+        #[arg(long)]
+        dot: Option<PathBuf>,
+        /// Write the graph as a layered SVG picture.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// Hyperstates drawn at most (those nearest the start).
+        #[arg(long, default_value_t = 200)]
+        draw: usize,
+        /// Print one JSON object instead of the report.
         #[arg(long)]
         json: bool,
     },
@@ -700,6 +739,10 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Solve { game, moves, max_states, max_nodes, seconds, json } => {
             solve_cmd::solve_cmd(&game, &solve_cmd::SolveArgs { moves, max_states, max_nodes, seconds, json })
         }
+        Cmd::Hsg { game, role, win, max_states, depth, seconds, weak, dot, svg, draw, json } => hsg_cmd::hsg_cmd(
+            &game,
+            &hsg_cmd::HsgArgs { role, win, max_states, depth, seconds, weak, dot, svg, draw, json },
+        ),
         Cmd::Traps { log: Some(log), json, .. } => traps_cmd::summarise_log(&log, json),
         Cmd::Traps { game, chess, moves, record, step, depth, role, loss, budget, json, log: None } => {
             let p = traps_cmd::Position { moves, record, step };

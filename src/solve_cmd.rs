@@ -21,7 +21,7 @@ pub struct SolveArgs {
 pub fn solve_cmd(path: &Path, a: &SolveArgs) -> Result<ExitCode> {
     let engine = load(path)?;
     match engine {
-        Engine::Propnet(mut m, _) => run(&mut m, "propnet", path, a),
+        Engine::Propnet(mut m, ..) => run(&mut m, "propnet", path, a),
         Engine::Interp(mut m) => run(&mut m, "interpreter", path, a),
     }
 }

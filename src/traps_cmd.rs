@@ -5,7 +5,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use factotum::gdl::Game;
 use factotum::interp::Interpreter;
 use factotum::machine::{find_move, play_texts, split_moves, StateMachine};
-use factotum::propnet::{self, Budget, Compiled, PropnetMachine};
+use factotum::propnet::{self, Budget, Compiled, Net, PropnetMachine};
 use factotum::similarity::chess::{board_similarity, play_san, ChessMachine};
 use factotum::similarity::{Base, Measure};
 use factotum::traps::bench::{facts_similarity, find_trap_states, learned_threshold, run_one, TrapStateResult};
@@ -34,9 +34,10 @@ pub struct TrapsOpts {
     pub json: bool,
 }
 
-/// A game's propnet with each role's lowest goal value, or the interpreter (lowest goal 0).
+/// A game's propnet with each role's lowest goal value and its network (for analyses of the
+/// graph), or the interpreter (lowest goal 0).
 pub(crate) enum Engine {
-    Propnet(PropnetMachine, Vec<u32>),
+    Propnet(PropnetMachine, Vec<u32>, Box<Net>),
     Interp(Interpreter),
 }
 
@@ -48,7 +49,7 @@ pub(crate) fn load(path: &Path) -> Result<Engine> {
             let lows: Vec<u32> =
                 b.net.goals.iter().map(|g| g.iter().filter_map(|&(_, v)| v).min().unwrap_or(0)).collect();
             let m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
-            Ok(Engine::Propnet(m, lows))
+            Ok(Engine::Propnet(m, lows, Box::new(b.net)))
         }
         Err(e) => {
             eprintln!("{}: no propnet ({e}); using the interpreter, losses at goal 0", path.display());
@@ -175,7 +176,7 @@ pub fn traps(game: Option<&Path>, chess: bool, p: &Position, o: &TrapsOpts) -> R
     }
     let path = game.ok_or_else(|| anyhow!("give a GAME.kif or --chess"))?;
     match load(path)? {
-        Engine::Propnet(mut m, lows) => {
+        Engine::Propnet(mut m, lows, _) => {
             let (s, what) = position(&mut m, p)?;
             traps_in(&mut m, &lows, s, &what, o)
         }
@@ -391,7 +392,7 @@ pub fn trapbench_chess(file: &Path, o: &BenchOpts) -> Result<ExitCode> {
 /// `factotum trapbench GAME.kif`: trap states found by random playouts.
 pub fn trapbench_game(path: &Path, o: &BenchOpts) -> Result<ExitCode> {
     match load(path)? {
-        Engine::Propnet(mut m, lows) => bench_machine(&mut m, &lows, path, o),
+        Engine::Propnet(mut m, lows, _) => bench_machine(&mut m, &lows, path, o),
         Engine::Interp(mut m) => {
             let lows = vec![0; m.roles().len()];
             bench_machine(&mut m, &lows, path, o)
@@ -450,7 +451,7 @@ pub fn similar(game: Option<&Path>, chess: bool, a: &str, b: &str, o: &SimilarOp
     let path = game.ok_or_else(|| anyhow!("give a GAME.kif or --chess"))?;
     let pos = |text: &str| Position { moves: Some(text.to_string()), record: None, step: None };
     match load(path)? {
-        Engine::Propnet(mut m, _) => {
+        Engine::Propnet(mut m, ..) => {
             let (sa, _) = position(&mut m, &pos(a))?;
             let (sb, _) = position(&mut m, &pos(b))?;
             similar_in(&mut m, sa, sb, o)
@@ -642,7 +643,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
     // (agent, budget) -> (avoided, positions) over all games.
     let mut total = vec![vec![(0usize, 0usize); o.iterations.len()]; agents.len()];
     for (game, recs) in &records {
-        let Engine::Propnet(mut m, lows) = load(Path::new(game))? else {
+        let Engine::Propnet(mut m, lows, _) = load(Path::new(game))? else {
             eprintln!("{game}: no propnet; skipped");
             continue;
         };

@@ -9,6 +9,8 @@ pub mod search_bench;
 pub mod trap_log;
 
 use crate::gdl::Game;
+use crate::hsg::prune::PrunedMachine;
+use crate::hsg::HsgOptions;
 use crate::interp::Interpreter;
 use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
@@ -147,6 +149,12 @@ pub struct AgentConfig {
     /// Regret matching: least average probability for a move to be played at the root
     /// (thresholding), 0..=1.
     pub regret_threshold: f64,
+    /// One-player games, propnet: explore the state graph in the start clock (at most half of
+    /// what the build left of it; meta-gaming gets half of the rest) and leave out the moves into hyperstates proven worse than
+    /// a sibling's (implicitly failed ones; `crate::hsg::prune`).
+    pub hyperstates: bool,
+    /// States explored for `hyperstates` at most.
+    pub hyperstate_states: usize,
 }
 
 impl Default for AgentConfig {
@@ -188,6 +196,8 @@ impl Default for AgentConfig {
             simultaneous: Simultaneous::Ucb,
             regret_exploration: MctsConfig::default().regret_exploration,
             regret_threshold: MctsConfig::default().regret_threshold,
+            hyperstates: false,
+            hyperstate_states: 500_000,
         }
     }
 }
@@ -236,6 +246,9 @@ impl AgentConfig {
                 "playout = \"batch\" plays uniformly random moves on the batch machine: it cannot have decisive = true"
                     .into(),
             );
+        }
+        if cfg.hyperstates && cfg.hyperstate_states == 0 {
+            return Err("hyperstate_states must be at least 1".into());
         }
         if cfg.decisive_gate && !cfg.metagame {
             return Err("decisive_gate is part of meta-gaming: it needs metagame = true".into());
@@ -637,31 +650,86 @@ fn propnet_player(
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
             let engine = propnet_engine(&m);
             match budget.deadline {
-                Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
+                Some(deadline) if cfg.hyperstates && in_start_clock && m.roles().len() == 1 => {
                     let now = Instant::now();
                     let until = now + deadline.saturating_duration_since(now) / 2;
-                    let candidates = metagame_candidates(&m, cfg, seed, until, &game.name);
-                    let trial =
-                        crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &candidates, cfg.threads, until);
-                    tracing::info!(
-                        game = %game.name,
-                        chosen = %trial.chosen,
-                        games = trial.games,
-                        means = %trial.summary(),
-                        move_ms = trial.move_ms,
-                        ms = trial.millis,
-                        "meta-gaming: playout policy chosen by self-play"
-                    );
-                    let chosen =
-                        AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() };
-                    Outcome::Built(player(m, r, &chosen, seed, engine))
+                    let opts = HsgOptions {
+                        max_states: cfg.hyperstate_states,
+                        deadline: Some(until),
+                        ..HsgOptions::default()
+                    };
+                    match PrunedMachine::new(m.clone(), &opts) {
+                        Ok((pruned, rep)) => {
+                            tracing::info!(
+                                game = %game.name,
+                                states = rep.states,
+                                hyperstates = rep.hyperstates,
+                                complete = rep.complete,
+                                start = rep.start_tag.name(),
+                                start_best = ?rep.start_best,
+                                pruned_states = rep.pruned_states,
+                                pruned_moves = rep.pruned_moves,
+                                ms = rep.ms,
+                                "hyperstates: moves into hyperstates proven worse are pruned"
+                            );
+                            Outcome::Built(start_player(
+                                pruned,
+                                r,
+                                cfg,
+                                seed,
+                                "propnet+hsg",
+                                budget,
+                                in_start_clock,
+                                game,
+                            ))
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "hyperstates: no graph; playing unpruned");
+                            Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game))
+                        }
+                    }
                 }
-                _ => Outcome::Built(player(m, r, cfg, seed, engine)),
+                _ => Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game)),
             }
         }
         Outcome::TimedOut => Outcome::TimedOut,
         Outcome::Failed => Outcome::Failed,
     })
+}
+
+/// The player for a built machine: with `metagame` under the start clock, its playout policy
+/// chosen by self-play in half of what is left of the clock.
+#[allow(clippy::too_many_arguments)]
+fn start_player<M: StateMachine + Clone + Send + 'static>(
+    m: M,
+    r: usize,
+    cfg: &AgentConfig,
+    seed: u64,
+    engine: &'static str,
+    budget: &Budget,
+    in_start_clock: bool,
+    game: &Game,
+) -> Box<dyn Player> {
+    match budget.deadline {
+        Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
+            let now = Instant::now();
+            let until = now + deadline.saturating_duration_since(now) / 2;
+            let candidates = metagame_candidates(&m, cfg, seed, until, &game.name);
+            let trial = crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &candidates, cfg.threads, until);
+            tracing::info!(
+                game = %game.name,
+                chosen = %trial.chosen,
+                games = trial.games,
+                means = %trial.summary(),
+                move_ms = trial.move_ms,
+                ms = trial.millis,
+                "meta-gaming: playout policy chosen by self-play"
+            );
+            let chosen = AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() };
+            player(m, r, &chosen, seed, engine)
+        }
+        _ => player(m, r, cfg, seed, engine),
+    }
 }
 
 /// Meta-gaming's candidates for `cfg`: its list, or with `decisive_gate` and the gate on

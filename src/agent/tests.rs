@@ -241,3 +241,34 @@ fn regret_matching_is_an_agent_option() {
     assert!(e.contains("regret_exploration must be a number in 0..=1"), "{e}");
     assert!(AgentConfig::parse("simultaneous = \"exp3\"").is_err());
 }
+
+/// Hyperstate pruning through the player API (`gdl/vault.kif`, 8 moves at most): at the
+/// start both moves can still win, so nothing is pruned; at cell 3 without the key, jumping
+/// into the pit is proven lost while walking back can still win, so the pruned player has one
+/// move left (forced) and the plain one two; at cell 2 with the key and two moves left, only
+/// opening wins (walking on runs out the clock).
+#[test]
+fn hyperstate_pruning_leaves_out_lost_moves() {
+    let game = Game::load(&root().join("gdl/vault.kif")).expect("game");
+    let deadline = || Instant::now() + Duration::from_secs(30);
+    let pruned = AgentConfig { hyperstates: true, ..AgentConfig::default() };
+    let mut p = new_player(&game, "explorer", &pruned, 1, deadline()).expect("player");
+    let mut q = new_player(&game, "explorer", &AgentConfig::default(), 1, deadline()).expect("player");
+    assert_eq!((p.engine(), q.engine()), ("propnet+hsg", "propnet"));
+    assert_eq!(p.forced_move(), None);
+    for m in ["(go right)", "(go right)"] {
+        p.advance(&[m.into()]).unwrap();
+        q.advance(&[m.into()]).unwrap();
+    }
+    assert_eq!(p.forced_move().as_deref(), Some("( go left )"));
+    assert_eq!(q.forced_move(), None);
+    assert_ne!(p.search(Limit::iterations(200)).expect("a move").text, "jump");
+    for m in ["(go left)", "(go left)", "take", "(go right)"] {
+        p.advance(&[m.into()]).unwrap();
+        q.advance(&[m.into()]).unwrap();
+    }
+    assert_eq!(p.forced_move().as_deref(), Some("open"));
+    assert_eq!(q.forced_move(), None);
+    let bad = AgentConfig::parse("hyperstates = true\nhyperstate_states = 0");
+    assert!(bad.is_err());
+}

@@ -489,9 +489,9 @@ fn every_test_game_is_valid() {
             let g = Game::load(&path).unwrap_or_else(|e| panic!("{e}"));
             let report = validate(&g);
             assert!(report.is_ok(), "{}: {:?}", path.display(), report.diags);
-            assert_eq!(report.roles.len(), 2, "{}", path.display());
+            assert!((1..=2).contains(&report.roles.len()), "{}", path.display());
             n += 1;
         }
     }
-    assert_eq!(n, 15);
+    assert_eq!(n, 16);
 }

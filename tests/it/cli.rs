@@ -760,3 +760,30 @@ fn solve_prints_the_value_and_equilibrium_of_a_small_game() {
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("more than 100 states"), "{}", stderr(&o));
 }
+
+/// `factotum hsg`: the vault's weak graph is the hand-drawn one (its header), pictures are
+/// written, and the strong graph has no reversible action; a bad role is a clear error.
+#[test]
+fn hsg_reports_the_hyperstate_graph() {
+    let dir = temp_dir("hsg");
+    let _c = Cleanup(dir.clone());
+    let (svg, dot) = (dir.join("vault.svg"), dir.join("vault.dot"));
+    let (svg_s, dot_s) = (svg.to_string_lossy().into_owned(), dot.to_string_lossy().into_owned());
+    let v = json_of(&["hsg", "gdl/vault.kif", "--weak", "--svg", &svg_s, "--dot", &dot_s, "--json"]);
+    let s = &v["summary"];
+    assert_eq!((s["states"].as_u64(), s["hyperstates"].as_u64()), (Some(10), Some(6)));
+    assert_eq!((s["critical_actions"].as_u64(), s["reversible_actions"].as_u64()), (Some(5), Some(10)));
+    assert_eq!(s["start_tag"], "eventually_winnable");
+    assert_eq!(v["ignored_bases"].as_array().map(|a| a.len()), Some(9));
+    let path: Vec<&str> = s["ideal_path"].as_array().unwrap().iter().filter_map(|p| p["action"].as_str()).collect();
+    assert_eq!(path, ["take", "open"]);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    assert!(std::fs::read_to_string(&dot).unwrap().contains("digraph"));
+    let o = factotum(&["hsg", "gdl/vault.kif"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("0 reversible"), "{}", stdout(&o));
+    let o = factotum(&["hsg", "gdl/vault.kif", "--role", "nobody"]);
+    assert_no_panic(&o);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no role nobody"), "{}", stderr(&o));
+}
