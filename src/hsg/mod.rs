@@ -117,6 +117,7 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
         let mut pick = vec![0usize; n_roles];
         let mut joint: Vec<M::Move> = Vec::with_capacity(n_roles);
         let mut next = start.clone();
+        let mut out_of_time = false;
         let mut at = 0;
         while at < states.len() {
             let s = states[at].clone();
@@ -129,7 +130,8 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                 nodes.push(node);
                 continue;
             }
-            let out_of_time = at % 256 == 0 && opts.deadline.is_some_and(|d| Instant::now() >= d);
+            // Once out of time, every state left is open (checked every 256 states).
+            out_of_time = out_of_time || (at % 256 == 0 && opts.deadline.is_some_and(|d| Instant::now() >= d));
             if opts.depth.is_some_and(|d| depth >= d) || out_of_time {
                 node.open = true;
                 nodes.push(node);

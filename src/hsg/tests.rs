@@ -194,3 +194,76 @@ fn pictures_draw_every_hyperstate_and_critical_action() {
     let keep = picture::shown(&hsg, 2);
     assert!(keep[0] && keep.iter().filter(|&&k| k).count() == 2);
 }
+
+/// The exact best goal from `s` by exhaustive search (one role).
+fn exact_best(
+    m: &mut PropnetMachine,
+    s: &PnState,
+    memo: &mut rustc_hash::FxHashMap<PnState, Option<u32>>,
+) -> Option<u32> {
+    if let Some(&b) = memo.get(s) {
+        return b;
+    }
+    let b = if m.is_terminal(s) {
+        m.goal(s, 0)
+    } else {
+        let mut moves = Vec::new();
+        m.legal_moves(s, 0, &mut moves);
+        let mut next = s.clone();
+        let mut b = None;
+        for mv in moves {
+            m.next_state(s, &[mv], &mut next);
+            let n = next.clone();
+            b = b.max(exact_best(m, &n, memo));
+        }
+        b
+    };
+    memo.insert(s.clone(), b);
+    b
+}
+
+/// Under every bound, a closed hyperstate's best goal is the exact best (so pruning on it is
+/// sound), an open one's is at most the exact best, and the pruned machine keeps a move to
+/// the exact best in every state it prunes.
+#[test]
+fn closed_hyperstates_know_their_exact_value_under_bounds() {
+    let g = Game::parse("vault", &text("vault.kif")).unwrap();
+    let (m, _) = propnet(&g);
+    for max_states in [10, 15, 20, 30, 1000] {
+        let mut m = m.clone();
+        let opts = HsgOptions { max_states, ..HsgOptions::default() };
+        let (ssg, hsg) = strong(&mut m, &opts);
+        let mut memo = rustc_hash::FxHashMap::default();
+        let mut closed = 0;
+        for (i, s) in ssg.states.iter().enumerate() {
+            let h = &hsg.hyper[hsg.of_state[i] as usize];
+            let exact = exact_best(&mut m, s, &mut memo);
+            if h.closed {
+                closed += 1;
+                assert_eq!(h.best, exact, "max_states {max_states}, state {i}");
+            } else {
+                assert!(h.best <= exact, "max_states {max_states}, state {i}");
+            }
+        }
+        assert!(closed > 0, "max_states {max_states}");
+        let (mut pm, rep) = prune::PrunedMachine::new(m.clone(), &opts).unwrap();
+        assert_eq!(rep.complete, max_states == 1000);
+        for s in &ssg.states {
+            if pm.kept(s).is_none() {
+                continue;
+            }
+            let mut moves = Vec::new();
+            pm.legal_moves(s, 0, &mut moves);
+            let mut next = s.clone();
+            let best_kept = moves
+                .iter()
+                .map(|&mv| {
+                    pm.next_state(s, &[mv], &mut next);
+                    exact_best(&mut m, &next.clone(), &mut memo)
+                })
+                .max()
+                .flatten();
+            assert_eq!(best_kept, exact_best(&mut m, s, &mut memo), "max_states {max_states}");
+        }
+    }
+}
