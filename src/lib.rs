@@ -9,6 +9,8 @@
 //!   propnet engine.
 //! - [`factor`]: factoring (independent sub-games, latches, contingent factoring) over a
 //!   propnet's `Net`.
+//! - [`equilibrium`]: exact values and equilibrium strategies of small two-player games.
+//! - [`equiv`]: agency equivalence of games (reduced game trees in canonical forms).
 //! - [`hsg`]: hyperstate space graphs (reversible closures, critical actions, win / fail
 //!   tags, headroom, loss distance) over the trait.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
@@ -24,6 +26,7 @@ pub mod agent;
 pub mod bench;
 pub mod conform;
 pub mod equilibrium;
+pub mod equiv;
 pub mod factor;
 pub mod gdl;
 pub mod graph;

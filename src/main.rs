@@ -1,6 +1,7 @@
 //! The `factotum` command line: a thin shell over the library.
 
 mod coverage;
+mod equiv_cmd;
 mod factor_cmd;
 mod hsg_cmd;
 mod solve_cmd;
@@ -148,6 +149,23 @@ enum Cmd {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
         /// Print one JSON line instead of the report.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether two games are agency equivalent: their game trees equal up to relabeling of
+    /// roles, moves and outcomes after the bookkeeping, single-player, symmetry and
+    /// decision-matrix reductions; the role and move correspondence, or the first place where
+    /// they differ and a distance. Exit 0 equivalent, 1 not, 3 if a game cannot be explored.
+    Equiv {
+        a: PathBuf,
+        b: PathBuf,
+        /// Give up beyond this many states per game.
+        #[arg(long, default_value_t = 200_000)]
+        max_states: usize,
+        /// Give up after this many seconds (per game).
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Print one JSON object instead of the report.
         #[arg(long)]
         json: bool,
     },
@@ -738,6 +756,9 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
         Cmd::Solve { game, moves, max_states, max_nodes, seconds, json } => {
             solve_cmd::solve_cmd(&game, &solve_cmd::SolveArgs { moves, max_states, max_nodes, seconds, json })
+        }
+        Cmd::Equiv { a, b, max_states, seconds, json } => {
+            equiv_cmd::equiv_cmd(&a, &b, &equiv_cmd::EquivArgs { max_states, seconds, json })
         }
         Cmd::Hsg { game, role, win, max_states, depth, seconds, weak, dot, svg, draw, json } => hsg_cmd::hsg_cmd(
             &game,

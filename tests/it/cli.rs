@@ -787,3 +787,27 @@ fn hsg_reports_the_hyperstate_graph() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no role nobody"), "{}", stderr(&o));
 }
+
+/// `factotum equiv`: tic-tac-toe and number scrabble are one game (exit 0, the corners are the
+/// even numbers); the variant without the anti-diagonal is not (exit 1), with the place where
+/// it first matters; a missing file is a clear error.
+#[test]
+fn equiv_decides_agency_equivalence() {
+    let v = json_of(&["equiv", "gdl/tictactoe.kif", "gdl/three_to_fifteen.kif", "--json"]);
+    assert_eq!(v["equivalent"], true);
+    assert_eq!(v["identical_outcomes"], true);
+    assert_eq!(v["roles"][0], json!({"a": "x", "b": "first"}));
+    let corners = v["start_classes"].as_array().unwrap().iter().find(|c| c["a"][0] == "(mark 1 1) | noop").unwrap();
+    assert_eq!(corners["b"], json!(["(claim 2) | noop", "(claim 4) | noop", "(claim 6) | noop", "(claim 8) | noop"]));
+    let o = factotum(&["equiv", "gdl/tictactoe.kif", "gdl/tictactoe_nodiag.kif", "--json"]);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["equivalent"], false);
+    assert!(v["distance"].as_f64().unwrap() > 0.0);
+    assert!(v["difference"]["what"].as_str().unwrap().starts_with("A: the game is over"));
+    let o = factotum(&["equiv", "gdl/tictactoe.kif", "gdl/no_such_game.kif"]);
+    assert_no_panic(&o);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no_such_game"), "{}", stderr(&o));
+}
