@@ -6,6 +6,12 @@
 /// has an edge to. With edges pointing from a rule's head to its body's relations, that is
 /// evaluation order (dependencies first).
 pub fn sccs(n: usize, succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    sccs_by(n, |v, i| succ[v].get(i).copied())
+}
+
+/// [`sccs`] over successors given by `next(v, i)`: node `v`'s `i`-th successor, `None` past
+/// the last (so a caller's own edge lists serve without a copy).
+pub fn sccs_by(n: usize, next: impl Fn(usize, usize) -> Option<usize>) -> Vec<Vec<usize>> {
     const UNSEEN: usize = usize::MAX;
     let mut index = vec![UNSEEN; n];
     let mut low = vec![0; n];
@@ -25,8 +31,7 @@ pub fn sccs(n: usize, succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
         stack.push(root);
         on_stack[root] = true;
         while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if *i < succ[v].len() {
-                let w = succ[v][*i];
+            if let Some(w) = next(v, *i) {
                 *i += 1;
                 if index[w] == UNSEEN {
                     index[w] = counter;
@@ -61,9 +66,50 @@ pub fn sccs(n: usize, succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
     out
 }
 
+/// A post-order of the nodes (ids below `n`) reachable from `root` (iterative depth-first
+/// search): each node comes after all its successors. `Err(())` when a successor is still on
+/// the search's path: the graph has a cycle.
+#[allow(clippy::result_unit_err)]
+pub fn post_order<'a>(n: usize, root: u32, succ: impl Fn(u32) -> &'a [u32]) -> Result<Vec<u32>, ()> {
+    // 0: unseen, 1: on the path, 2: done.
+    let mut mark = vec![0u8; n];
+    let mut order = Vec::new();
+    let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+    mark[root as usize] = 1;
+    while let Some(top) = stack.last_mut() {
+        let (v, k) = *top;
+        let kids = succ(v);
+        if k < kids.len() {
+            top.1 += 1;
+            let c = kids[k];
+            match mark[c as usize] {
+                0 => {
+                    mark[c as usize] = 1;
+                    stack.push((c, 0));
+                }
+                1 => return Err(()),
+                _ => {}
+            }
+        } else {
+            mark[v as usize] = 2;
+            order.push(v);
+            stack.pop();
+        }
+    }
+    Ok(order)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sccs;
+    use super::{post_order, sccs};
+
+    #[test]
+    fn post_order_puts_successors_first_and_finds_cycles() {
+        let g: Vec<Vec<u32>> = vec![vec![1, 2], vec![2], vec![]];
+        assert_eq!(post_order(3, 0, |v| &g[v as usize]), Ok(vec![2, 1, 0]));
+        let cyclic: Vec<Vec<u32>> = vec![vec![1], vec![0]];
+        assert_eq!(post_order(2, 0, |v| &cyclic[v as usize]), Err(()));
+    }
 
     #[test]
     fn finds_cycles_in_dependency_order() {

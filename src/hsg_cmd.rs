@@ -47,7 +47,7 @@ pub fn hsg_cmd(path: &Path, a: &HsgArgs) -> Result<ExitCode> {
                 let view = View { engine: "propnet", ignored: Some(names) };
                 run(&mut m, Some(&|s: &PnState| mask.project(s)), &view, path, a)
             } else {
-                run(&mut m, None::<&dyn Fn(&PnState) -> PnState>, &View { engine: "propnet", ignored: None }, path, a)
+                run(&mut m, None::<&Key<'_, PnState, PnState>>, &View { engine: "propnet", ignored: None }, path, a)
             }
         }
         Engine::Interp(mut m) => {
@@ -57,19 +57,16 @@ pub fn hsg_cmd(path: &Path, a: &HsgArgs) -> Result<ExitCode> {
                     path.display()
                 );
             }
-            run(&mut m, None::<&dyn Fn(&_) -> ()>, &View { engine: "interpreter", ignored: None }, path, a)
+            run(&mut m, None::<&Key<'_, _, ()>>, &View { engine: "interpreter", ignored: None }, path, a)
         }
     }
 }
 
+/// A state's key for weak equivalence.
+type Key<'a, S, K> = dyn Fn(&S) -> K + 'a;
+
 /// Explores the game, quotients its graph by `weak` (a key of a state) when given, and reports.
-fn run<M, K>(
-    m: &mut M,
-    weak: Option<&dyn Fn(&M::State) -> K>,
-    view: &View,
-    path: &Path,
-    a: &HsgArgs,
-) -> Result<ExitCode>
+fn run<M, K>(m: &mut M, weak: Option<&Key<M::State, K>>, view: &View, path: &Path, a: &HsgArgs) -> Result<ExitCode>
 where
     M: StateMachine,
     K: std::hash::Hash + Eq,

@@ -150,8 +150,9 @@ pub struct AgentConfig {
     /// (thresholding), 0..=1.
     pub regret_threshold: f64,
     /// One-player games, propnet: explore the state graph in the start clock (at most half of
-    /// what the build left of it; meta-gaming gets half of the rest) and leave out the moves into hyperstates proven worse than
-    /// a sibling's (implicitly failed ones; `crate::hsg::prune`).
+    /// what the build left of it; meta-gaming gets half of the rest) and leave out the moves
+    /// into hyperstates proven worse than a sibling's (implicitly failed ones;
+    /// `crate::hsg::prune`).
     pub hyperstates: bool,
     /// States explored for `hyperstates` at most.
     pub hyperstate_states: usize,

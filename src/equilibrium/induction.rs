@@ -85,7 +85,8 @@ impl<M: StateMachine> StateGraph<M> {
             }
             at += 1;
         }
-        let order = successors_first(&nodes)?;
+        let order =
+            crate::graph::post_order(nodes.len(), 0, |v| &nodes[v as usize].children).map_err(|_| SolveError::Cycle)?;
         Ok(StateGraph { states, nodes, order })
     }
 
@@ -95,37 +96,6 @@ impl<M: StateMachine> StateGraph<M> {
         let first = sums.next()?;
         sums.all(|s| s == first).then_some(first)
     }
-}
-
-/// A post-order of the graph from node 0 (iterative depth-first search); a successor still on
-/// the search's path is a cycle.
-fn successors_first<Mv>(nodes: &[StateNode<Mv>]) -> Result<Vec<u32>, SolveError> {
-    // 0: unseen, 1: on the path, 2: done.
-    let mut mark = vec![0u8; nodes.len()];
-    let mut order = Vec::with_capacity(nodes.len());
-    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
-    mark[0] = 1;
-    while let Some(top) = stack.last_mut() {
-        let (n, k) = *top;
-        let kids = &nodes[n as usize].children;
-        if k < kids.len() {
-            top.1 += 1;
-            let c = kids[k];
-            match mark[c as usize] {
-                0 => {
-                    mark[c as usize] = 1;
-                    stack.push((c, 0));
-                }
-                1 => return Err(SolveError::Cycle),
-                _ => {}
-            }
-        } else {
-            mark[n as usize] = 2;
-            order.push(n);
-            stack.pop();
-        }
-    }
-    Ok(order)
 }
 
 /// One role's security values and strategies over a state graph.

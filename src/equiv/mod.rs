@@ -172,7 +172,8 @@ impl GameGraph {
             }
             nodes.push(GNode { goals: None, moves, children });
         }
-        let order = children_first(&nodes)?;
+        let order =
+            crate::graph::post_order(nodes.len(), 0, |v| &nodes[v as usize].children).map_err(|_| EquivError::Cycle)?;
         Ok(GameGraph { roles, nodes, texts, order })
     }
 
@@ -203,35 +204,6 @@ impl GameGraph {
         }
         out
     }
-}
-
-/// A post-order from node 0; a successor on the current path is a cycle.
-fn children_first(nodes: &[GNode]) -> Result<Vec<u32>, EquivError> {
-    let mut mark = vec![0u8; nodes.len()];
-    let mut order = Vec::with_capacity(nodes.len());
-    let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
-    mark[0] = 1;
-    while let Some(top) = stack.last_mut() {
-        let (v, k) = *top;
-        let kids = &nodes[v as usize].children;
-        if k < kids.len() {
-            top.1 += 1;
-            let c = kids[k];
-            match mark[c as usize] {
-                0 => {
-                    mark[c as usize] = 1;
-                    stack.push((c, 0));
-                }
-                1 => return Err(EquivError::Cycle),
-                _ => {}
-            }
-        } else {
-            mark[v as usize] = 2;
-            order.push(v);
-            stack.pop();
-        }
-    }
-    Ok(order)
 }
 
 /// The canonical form of a reduced subtree (module docs); children are form ids.
@@ -622,34 +594,35 @@ pub fn paths_to(
     depth: usize,
     max: usize,
 ) -> Vec<(Vec<String>, u32)> {
-    let mut out = Vec::new();
-    let mut path = Vec::new();
-    walk(g, canon, v, target, depth, max, &mut path, &mut out);
-    out
+    let mut w = PathWalk { g, canon, target, max, path: Vec::new(), out: Vec::new() };
+    w.walk(v, depth);
+    w.out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    g: &GameGraph,
-    canon: &[u32],
-    v: u32,
+/// The state of [`paths_to`]'s depth-first walk.
+struct PathWalk<'a> {
+    g: &'a GameGraph,
+    canon: &'a [u32],
     target: u32,
-    depth: usize,
     max: usize,
-    path: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, u32)>,
-) {
-    for (k, &c) in g.nodes[v as usize].children.iter().enumerate() {
-        if out.len() >= max {
-            return;
+    path: Vec<String>,
+    out: Vec<(Vec<String>, u32)>,
+}
+
+impl PathWalk<'_> {
+    fn walk(&mut self, v: u32, depth: usize) {
+        for (k, &c) in self.g.nodes[v as usize].children.iter().enumerate() {
+            if self.out.len() >= self.max {
+                return;
+            }
+            self.path.push(self.g.joint_text(v, k));
+            if self.canon[c as usize] == self.target {
+                self.out.push((self.path.clone(), c));
+            } else if depth > 1 {
+                self.walk(c, depth - 1);
+            }
+            self.path.pop();
         }
-        path.push(g.joint_text(v, k));
-        if canon[c as usize] == target {
-            out.push((path.clone(), c));
-        } else if depth > 1 {
-            walk(g, canon, c, target, depth - 1, max, path, out);
-        }
-        path.pop();
     }
 }
 

@@ -30,11 +30,11 @@
 //!   state, so an ending by the move limit is kept (a game that ends only by its clock still
 //!   has wins), and a path through the quotient may join states of different times.
 
-use crate::graph::sccs;
+use crate::graph::sccs_by;
 use crate::machine::{canonical_move_text, StateMachine};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::time::Instant;
 
 pub mod picture;
@@ -105,9 +105,11 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
         Mv: Copy + Eq + Hash,
     {
         let n_roles = m.roles().len();
-        let mut index: FxHashMap<S, u32> = FxHashMap::default();
-        index.insert(start.clone(), 0);
+        // Each state is kept once, in `states`; the table holds ids hashed by their states.
+        let hasher = rustc_hash::FxBuildHasher;
+        let mut index: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
         let mut states = vec![start.clone()];
+        index.insert_unique(hasher.hash_one(start), 0, |&id| hasher.hash_one(&states[id as usize]));
         let mut depth_of = vec![0u32];
         let mut nodes: Vec<StateNode> = Vec::new();
         let mut labels = Vec::new();
@@ -148,13 +150,14 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                 joint.clear();
                 joint.extend(pick.iter().zip(&legal).map(|(&i, l)| l[i]));
                 m.next_state(&s, &joint, &mut next);
-                let to = match index.get(&next) {
+                let hash = hasher.hash_one(&next);
+                let to = match index.find(hash, |&id| states[id as usize] == next) {
                     Some(&id) => Some(id),
                     None if states.len() >= opts.max_states => None,
                     None => {
                         let id = states.len() as u32;
-                        index.insert(next.clone(), id);
                         states.push(next.clone());
+                        index.insert_unique(hash, id, |&i| hasher.hash_one(&states[i as usize]));
                         depth_of.push(depth + 1);
                         Some(id)
                     }
@@ -347,11 +350,9 @@ impl Hsg {
     /// Builds the HSG of `ssg` with tags for the role of `opts`.
     pub fn build<S, Mv>(ssg: &Ssg<S, Mv>, opts: &HsgOptions) -> Hsg {
         let n = ssg.nodes.len();
-        let succ: Vec<Vec<usize>> =
-            ssg.nodes.iter().map(|s| s.edges.iter().map(|&(_, t)| t as usize).collect()).collect();
         // Tarjan emits a component after all it reaches: reversed, a topological order, and the
         // start (which reaches everything) comes first.
-        let comps = sccs(n, &succ);
+        let comps = sccs_by(n, |v, i| ssg.nodes[v].edges.get(i).map(|&(_, t)| t as usize));
         let h_count = comps.len();
         let mut of_state = vec![0u32; n];
         for (i, comp) in comps.iter().enumerate() {

@@ -18,6 +18,14 @@ pub fn shown(hsg: &Hsg, cap: usize) -> Vec<bool> {
     keep
 }
 
+/// The drawn hyperstates that `h`'s critical actions lead to, each once.
+fn drawn_targets(hsg: &Hsg, h: usize, keep: &[bool]) -> Vec<u32> {
+    let mut t: Vec<u32> = hsg.hyper[h].edges.iter().map(|e| e.1).filter(|&t| keep[t as usize]).collect();
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
 fn colour(tag: Tag) -> &'static str {
     match tag {
         Tag::Win => "#2e9e44",
@@ -75,13 +83,8 @@ pub fn dot(hsg: &Hsg, labels: &[String], keep: &[bool], title: &str) -> String {
             colour(hs.tag)
         );
     }
-    for (h, hs) in hsg.hyper.iter().enumerate() {
-        if !keep[h] {
-            continue;
-        }
-        let mut targets: Vec<u32> = hs.edges.iter().map(|e| e.1).filter(|&t| keep[t as usize]).collect();
-        targets.dedup();
-        for t in targets {
+    for h in (0..hsg.hyper.len()).filter(|&h| keep[h]) {
+        for t in drawn_targets(hsg, h, keep) {
             let text = edge_text(hsg, labels, h as u32, t).replace('"', "'");
             let _ = writeln!(out, "  h{h} -> h{t} [label=\"{text}\"];");
         }
@@ -150,13 +153,8 @@ pub fn svg(hsg: &Hsg, labels: &[String], keep: &[bool], title: &str) -> String {
     out.push_str("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n");
     let _ = writeln!(out, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
     let _ = writeln!(out, "<text x=\"{MARGIN}\" y=\"24\" font-size=\"14\">{}</text>", escape(title));
-    for (h, hs) in hsg.hyper.iter().enumerate() {
-        if !keep[h] {
-            continue;
-        }
-        let mut targets: Vec<u32> = hs.edges.iter().map(|e| e.1).filter(|&t| keep[t as usize]).collect();
-        targets.dedup();
-        for t in targets {
+    for h in (0..hsg.hyper.len()).filter(|&h| keep[h]) {
+        for t in drawn_targets(hsg, h, keep) {
             let ((x1, y1), (x2, y2)) = (pos(h as u32), pos(t));
             let (dx, dy) = (x2 - x1, y2 - y1);
             let len = (dx * dx + dy * dy).sqrt().max(1.0);

@@ -37,13 +37,15 @@ pub struct PruneReport {
     pub ms: f64,
 }
 
+/// The moves kept, per state where some were pruned.
+type Kept<M> = FxHashMap<<M as StateMachine>::State, Box<[<M as StateMachine>::Move]>>;
+
 /// A one-player machine whose legal moves leave out the moves proven worse (module docs).
 /// Clones share the table of pruned states.
 #[derive(Clone)]
 pub struct PrunedMachine<M: StateMachine> {
     inner: M,
-    /// The moves kept, per state where some were pruned.
-    kept: Arc<FxHashMap<M::State, Box<[M::Move]>>>,
+    kept: Arc<Kept<M>>,
 }
 
 impl<M: StateMachine> PrunedMachine<M> {
