@@ -164,17 +164,23 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                 };
                 match to {
                     Some(to) => {
-                        let label = *label_index.entry(joint.clone()).or_insert_with(|| {
-                            labels.push(
-                                joint
-                                    .iter()
-                                    .map(|&mv| canonical_move_text(&m.move_text(mv)))
-                                    .collect::<Vec<_>>()
-                                    .join(" | "),
-                            );
-                            joints.push(joint.clone());
-                            labels.len() as u32 - 1
-                        });
+                        // Look up before inserting: the joint is copied only for a new label.
+                        let label = match label_index.get(&joint) {
+                            Some(&l) => l,
+                            None => {
+                                labels.push(
+                                    joint
+                                        .iter()
+                                        .map(|&mv| canonical_move_text(&m.move_text(mv)))
+                                        .collect::<Vec<_>>()
+                                        .join(" | "),
+                                );
+                                joints.push(joint.clone());
+                                let l = labels.len() as u32 - 1;
+                                label_index.insert(joint.clone(), l);
+                                l
+                            }
+                        };
                         node.edges.push((label, to));
                     }
                     None => node.open = true,
