@@ -12,12 +12,33 @@ pub fn sccs(n: usize, succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// [`sccs`] over successors given by `next(v, i)`: node `v`'s `i`-th successor, `None` past
 /// the last (so a caller's own edge lists serve without a copy).
 pub fn sccs_by(n: usize, next: impl Fn(usize, usize) -> Option<usize>) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    tarjan(n, next, |comp| out.push(comp.iter().rev().copied().collect()));
+    out
+}
+
+/// [`sccs_by`] as each node's component id (ids in [`sccs`]' order) and the number of
+/// components: no list per component (a graph of a million one-node components is one array).
+pub fn scc_ids_by(n: usize, next: impl Fn(usize, usize) -> Option<usize>) -> (Vec<u32>, usize) {
+    let mut id = vec![0u32; n];
+    let mut count = 0usize;
+    tarjan(n, next, |comp| {
+        for &w in comp {
+            id[w] = count as u32;
+        }
+        count += 1;
+    });
+    (id, count)
+}
+
+/// Tarjan's algorithm (iterative): `emit` gets each component (in the order its nodes were
+/// pushed on Tarjan's stack) after every component it has an edge to.
+fn tarjan(n: usize, next: impl Fn(usize, usize) -> Option<usize>, mut emit: impl FnMut(&[usize])) {
     const UNSEEN: usize = usize::MAX;
     let mut index = vec![UNSEEN; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];
     let mut stack = Vec::new();
-    let mut out = Vec::new();
     let mut counter = 0;
     let mut call: Vec<(usize, usize)> = Vec::new();
     for root in 0..n {
@@ -49,21 +70,16 @@ pub fn sccs_by(n: usize, next: impl Fn(usize, usize) -> Option<usize>) -> Vec<Ve
                     low[parent] = low[parent].min(low[v]);
                 }
                 if low[v] == index[v] {
-                    let mut comp = Vec::new();
-                    loop {
-                        let w = stack.pop().expect("tarjan stack");
+                    let at = stack.iter().rposition(|&w| w == v).expect("tarjan stack");
+                    for &w in &stack[at..] {
                         on_stack[w] = false;
-                        comp.push(w);
-                        if w == v {
-                            break;
-                        }
                     }
-                    out.push(comp);
+                    emit(&stack[at..]);
+                    stack.truncate(at);
                 }
             }
         }
     }
-    out
 }
 
 /// A post-order of the nodes (ids below `n`) reachable from `root` (iterative depth-first

@@ -3,8 +3,7 @@
 
 use crate::traps_cmd::{load, Engine};
 use anyhow::{anyhow, bail, Context, Result};
-use factotum::factor;
-use factotum::hsg::{picture, timer_bases, BaseMask, Hsg, HsgError, HsgOptions, Ssg, Summary, Tag};
+use factotum::hsg::{picture, BaseMask, Hsg, HsgError, HsgOptions, Ssg, Summary, Tag};
 use factotum::machine::{canonical_move_text, StateMachine};
 use factotum::propnet::PnState;
 use serde_json::json;
@@ -36,9 +35,8 @@ pub fn hsg_cmd(path: &Path, a: &HsgArgs) -> Result<ExitCode> {
     match load(path)? {
         Engine::Propnet(mut m, _, net) => {
             if a.weak {
-                let ignored = timer_bases(&net, &factor::analyse(&net));
                 let init = m.initial_state();
-                let mask = BaseMask::new(init.bits.len(), &ignored);
+                let (mask, ignored) = BaseMask::weak(&net, init.bits.len());
                 let mut all = PnState { bits: vec![0; init.bits.len()] };
                 for &b in &ignored {
                     all.bits[b as usize / 64] |= 1 << (b % 64);
@@ -135,11 +133,11 @@ where
                     winnable as f64 / all as f64
                 });
                 json!({
-                    "id": h, "states": hs.states.len(), "tag": hs.tag, "layer": hs.layer,
+                    "id": h, "states": hsg.states(h as u32).len(), "tag": hs.tag, "layer": hs.layer,
                     "loss_distance": hs.loss_distance, "win_distance": hs.win_distance,
                     "step_headroom": hs.step_headroom, "closure_headroom": closure,
                     "best_goal": hs.best, "closed": hs.closed,
-                    "critical": hs.edges.iter().map(|&(l, t)| json!([ssg.labels[l as usize], t])).collect::<Vec<_>>(),
+                    "critical": hsg.edges(h as u32).iter().map(|&(l, t)| json!([ssg.labels[l as usize], t])).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -222,8 +220,8 @@ fn print_report(s: &Summary, hsg: &Hsg, view: &View, role: &str, a: &HsgArgs, ga
         "tags: {} win, {} fail, {} eventually winnable, {} implicitly failed, {} open",
         s.win, s.fail, s.eventually_winnable, s.implicitly_failed, s.open
     );
-    let start = hsg.start();
-    let winnable_edges = start.edges.iter().filter(|e| hsg.hyper[e.1 as usize].tag.winnable()).count();
+    let start = hsg.edges(0);
+    let winnable_edges = start.iter().filter(|e| hsg.hyper[e.1 as usize].tag.winnable()).count();
     println!(
         "start: {}, {} state{}, closure headroom {}, step headroom {}, loss distance {}",
         s.start_tag.name(),
@@ -233,7 +231,7 @@ fn print_report(s: &Summary, hsg: &Hsg, view: &View, role: &str, a: &HsgArgs, ga
         s.start_step_headroom.map_or("-".to_string(), |h| format!(
             "{} ({winnable_edges} of {} critical actions)",
             share(h),
-            start.edges.len()
+            start.len()
         )),
         ld(s.start_loss_distance)
     );

@@ -156,6 +156,10 @@ pub struct AgentConfig {
     pub hyperstates: bool,
     /// States explored for `hyperstates` at most.
     pub hyperstate_states: usize,
+    /// With `hyperstates`: search statistics pooled over the states equal but for their step
+    /// counters (the weak equivalence's classes; `crate::hsg::prune`,
+    /// `search::mcts::MctsConfig::position_classes`).
+    pub hyperstate_sharing: bool,
 }
 
 impl Default for AgentConfig {
@@ -198,7 +202,8 @@ impl Default for AgentConfig {
             regret_exploration: MctsConfig::default().regret_exploration,
             regret_threshold: MctsConfig::default().regret_threshold,
             hyperstates: false,
-            hyperstate_states: 500_000,
+            hyperstate_states: 1_000_000,
+            hyperstate_sharing: false,
         }
     }
 }
@@ -250,6 +255,9 @@ impl AgentConfig {
         }
         if cfg.hyperstates && cfg.hyperstate_states == 0 {
             return Err("hyperstate_states must be at least 1".into());
+        }
+        if cfg.hyperstate_sharing && !cfg.hyperstates {
+            return Err("hyperstate_sharing pools statistics over hyperstates: it needs hyperstates = true".into());
         }
         if cfg.decisive_gate && !cfg.metagame {
             return Err("decisive_gate is part of meta-gaming: it needs metagame = true".into());
@@ -305,6 +313,7 @@ impl AgentConfig {
             decisive: self.decisive,
             decisive_filter: self.decisive_filter,
             transpositions: self.transpositions,
+            position_classes: self.hyperstate_sharing,
             simultaneous: self.simultaneous,
             regret_exploration: self.regret_exploration,
             regret_threshold: self.regret_threshold,
@@ -645,8 +654,8 @@ fn propnet_player(
     }
     // The batch machine, for batched playouts or for meta-gaming to try them.
     let batch = cfg.kind == Kind::Mcts && (cfg.playout == Playout::Batch || (cfg.metagame && in_start_clock));
-    Ok(match propnet_or_log(|| propnet::build_with(game, budget, batch)) {
-        Outcome::Built((m, report)) => {
+    Ok(match propnet_or_log(|| propnet::build_keeping_net(game, budget, batch)) {
+        Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
             let engine = propnet_engine(&m);
@@ -660,7 +669,13 @@ fn propnet_player(
                         ..HsgOptions::default()
                     };
                     match PrunedMachine::new(m.clone(), &opts) {
-                        Ok((pruned, rep)) => {
+                        Ok((mut pruned, rep)) => {
+                            if cfg.hyperstate_sharing {
+                                let (mask, ignored) = crate::hsg::BaseMask::weak(&net, m.initial_state().bits.len());
+                                tracing::info!(game = %game.name, ignored = ignored.len(), "hyperstates: statistics pooled over states equal but for these bases");
+                                pruned = pruned.with_position_key(std::sync::Arc::new(move |s| mask.key(s)));
+                            }
+                            drop(net);
                             tracing::info!(
                                 game = %game.name,
                                 states = rep.states,
@@ -678,7 +693,7 @@ fn propnet_player(
                                 r,
                                 cfg,
                                 seed,
-                                "propnet+hsg",
+                                if cfg.hyperstate_sharing { "propnet+hsg+pool" } else { "propnet+hsg" },
                                 budget,
                                 in_start_clock,
                                 game,

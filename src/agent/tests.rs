@@ -272,3 +272,21 @@ fn hyperstate_pruning_leaves_out_lost_moves() {
     let bad = AgentConfig::parse("hyperstates = true\nhyperstate_states = 0");
     assert!(bad.is_err());
 }
+
+/// Hyperstate sharing through the player API: the player pools its statistics over states
+/// equal but for the step counter (`search::classes`), and still plays the vault's win.
+#[test]
+fn hyperstate_sharing_plays_through_the_player() {
+    let game = Game::load(&root().join("gdl/vault.kif")).expect("game");
+    let cfg = AgentConfig::parse("hyperstates = true\nhyperstate_sharing = true").unwrap();
+    assert!(cfg.mcts_config(1).position_classes);
+    let mut p = new_player(&game, "explorer", &cfg, 1, Instant::now() + Duration::from_secs(30)).expect("player");
+    assert_eq!(p.engine(), "propnet+hsg+pool");
+    while !p.is_terminal() {
+        let mv = p.search(Limit::iterations(300)).expect("a move");
+        p.advance(std::slice::from_ref(&mv.text)).unwrap();
+    }
+    assert_eq!(p.goals(), vec![Some(100)], "the vault is opened with the key");
+    let e = AgentConfig::parse("hyperstate_sharing = true").unwrap_err();
+    assert!(e.contains("needs hyperstates = true"), "{e}");
+}

@@ -30,7 +30,7 @@
 //!   state, so an ending by the move limit is kept (a game that ends only by its clock still
 //!   has wins), and a path through the quotient may join states of different times.
 
-use crate::graph::sccs_by;
+use crate::graph::scc_ids_by;
 use crate::machine::{canonical_move_text, StateMachine};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -81,8 +81,6 @@ pub struct StateNode {
     /// Not (fully) expanded: at the depth bound, past the deadline, or some successor not
     /// added for the state bound.
     pub open: bool,
-    /// (label, successor) per joint move.
-    pub edges: Vec<(u32, u32)>,
 }
 
 /// The reachable state space graph: node 0 the start.
@@ -90,6 +88,11 @@ pub struct Ssg<S, Mv> {
     /// One state per node (in a quotient: the class's first state).
     pub states: Vec<S>,
     pub nodes: Vec<StateNode>,
+    /// (label, successor) per joint move, node by node: node `s`'s are
+    /// `edge_list[edge_start[s]..edge_start[s + 1]]` ([`Ssg::edges`]; one flat array, not a
+    /// list per state, so a million states cost no million allocations).
+    pub edge_start: Vec<u32>,
+    pub edge_list: Vec<(u32, u32)>,
     /// Joint move texts (one role's move for a one-role game; "a | b" otherwise).
     pub labels: Vec<String>,
     /// The joint move of each label.
@@ -112,6 +115,8 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
         index.insert_unique(hasher.hash_one(start), 0, |&id| hasher.hash_one(&states[id as usize]));
         let mut depth_of = vec![0u32];
         let mut nodes: Vec<StateNode> = Vec::new();
+        let mut edge_start = vec![0u32];
+        let mut edge_list: Vec<(u32, u32)> = Vec::new();
         let mut labels = Vec::new();
         let mut joints = Vec::new();
         let mut label_index: FxHashMap<Vec<M::Move>, u32> = FxHashMap::default();
@@ -125,11 +130,12 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
             let s = states[at].clone();
             let depth = depth_of[at];
             at += 1;
-            let mut node = StateNode { depth, terminal: false, goal: None, open: false, edges: Vec::new() };
+            let mut node = StateNode { depth, terminal: false, goal: None, open: false };
             if m.is_terminal(&s) {
                 node.terminal = true;
                 node.goal = m.goal(&s, opts.role);
                 nodes.push(node);
+                edge_start.push(edge_list.len() as u32);
                 continue;
             }
             // Once out of time, every state left is open (checked every 256 states).
@@ -137,6 +143,7 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
             if opts.depth.is_some_and(|d| depth >= d) || out_of_time {
                 node.open = true;
                 nodes.push(node);
+                edge_start.push(edge_list.len() as u32);
                 continue;
             }
             for (r, l) in legal.iter_mut().enumerate() {
@@ -181,7 +188,7 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                                 l
                             }
                         };
-                        node.edges.push((label, to));
+                        edge_list.push((label, to));
                     }
                     None => node.open = true,
                 }
@@ -203,8 +210,9 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                 return Err(HsgError::Overflow);
             }
             nodes.push(node);
+            edge_start.push(edge_list.len() as u32);
         }
-        Ok(Ssg { states, nodes, labels, joints })
+        Ok(Ssg { states, nodes, edge_start, edge_list, labels, joints })
     }
 
     /// The SSG quotiented by a weaker state equivalence (section VI.2): states with equal
@@ -229,27 +237,41 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
             class_of.push(c);
         }
         let mut nodes: Vec<StateNode> = (0..states.len())
-            .map(|_| StateNode { depth: u32::MAX, terminal: false, goal: None, open: false, edges: Vec::new() })
+            .map(|_| StateNode { depth: u32::MAX, terminal: false, goal: None, open: false })
             .collect();
+        // (class, label, class) per edge, sorted and deduplicated: the classes' edges in order.
+        let mut all: Vec<(u32, u32, u32)> = Vec::with_capacity(self.edge_list.len());
         for (s, node) in self.nodes.iter().enumerate() {
-            let c = &mut nodes[class_of[s] as usize];
+            let cs = class_of[s];
+            let c = &mut nodes[cs as usize];
             c.depth = c.depth.min(node.depth);
             c.open |= node.open;
             if node.terminal {
                 c.terminal = true;
                 c.goal = c.goal.max(node.goal);
             }
-            c.edges.extend(node.edges.iter().map(|&(l, t)| (l, class_of[t as usize])));
+            all.extend(self.edges(s).iter().map(|&(l, t)| (cs, l, class_of[t as usize])));
         }
-        for c in &mut nodes {
-            c.edges.sort_unstable();
-            c.edges.dedup();
+        all.sort_unstable();
+        all.dedup();
+        let mut edge_start = vec![0u32; nodes.len() + 1];
+        for &(c, _, _) in &all {
+            edge_start[c as usize + 1] += 1;
         }
-        Ssg { states, nodes, labels: self.labels.clone(), joints: self.joints.clone() }
+        for c in 0..nodes.len() {
+            edge_start[c + 1] += edge_start[c];
+        }
+        let edge_list = all.into_iter().map(|(_, l, t)| (l, t)).collect();
+        Ssg { states, nodes, edge_start, edge_list, labels: self.labels.clone(), joints: self.joints.clone() }
     }
 }
 
 impl<S, Mv> Ssg<S, Mv> {
+    /// Node `s`'s edges: (label, successor) per joint move.
+    pub fn edges(&self, s: usize) -> &[(u32, u32)] {
+        &self.edge_list[self.edge_start[s] as usize..self.edge_start[s + 1] as usize]
+    }
+
     /// Whether every state was expanded.
     pub fn complete(&self) -> bool {
         !self.nodes.iter().any(|n| n.open)
@@ -293,18 +315,15 @@ impl Tag {
     }
 }
 
-/// One hyperstate: a reversible closure of states.
+/// One hyperstate: a reversible closure of states (its states and critical actions are in
+/// [`Hsg::states`] and [`Hsg::edges`]).
 #[derive(Clone, Debug)]
 pub struct Hyperstate {
-    /// Its states (SSG node ids).
-    pub states: Vec<u32>,
     pub tag: Tag,
     /// Holds a state left unexpanded.
     pub open: bool,
     /// Holds a winning terminal state.
     pub holds_win: bool,
-    /// Critical actions leaving it: (label, hyperstate), distinct, sorted.
-    pub edges: Vec<(u32, u32)>,
     /// Critical actions to the nearest fail or implicitly failed hyperstate (0 for those);
     /// `None` when none is reachable.
     pub loss_distance: Option<u32>,
@@ -322,12 +341,6 @@ pub struct Hyperstate {
     pub closed: bool,
 }
 
-impl Hyperstate {
-    pub fn leaf(&self) -> bool {
-        self.edges.is_empty() && !self.open
-    }
-}
-
 /// The hyperstate space graph of an [`Ssg`].
 pub struct Hsg {
     /// Hyperstates in topological order: the start is 0, and every critical action goes from
@@ -338,6 +351,13 @@ pub struct Hsg {
     /// SSG edges between hyperstates (critical) and inside one (reversible, self-loops too).
     pub critical: usize,
     pub reversible: usize,
+    /// Hyperstate `h`'s states (sorted) are `members[member_start[h]..member_start[h + 1]]`,
+    /// its critical actions likewise in `edge_list` (flat arrays: a strong graph has one
+    /// hyperstate per state).
+    member_start: Vec<u32>,
+    members: Vec<u32>,
+    edge_start: Vec<u32>,
+    edge_list: Vec<(u32, u32)>,
 }
 
 /// One step of the ideal path: a hyperstate and the critical action taken from it.
@@ -358,61 +378,79 @@ impl Hsg {
         let n = ssg.nodes.len();
         // Tarjan emits a component after all it reaches: reversed, a topological order, and the
         // start (which reaches everything) comes first.
-        let comps = sccs_by(n, |v, i| ssg.nodes[v].edges.get(i).map(|&(_, t)| t as usize));
-        let h_count = comps.len();
-        let mut of_state = vec![0u32; n];
-        for (i, comp) in comps.iter().enumerate() {
-            for &s in comp {
-                of_state[s] = (h_count - 1 - i) as u32;
-            }
+        let (comp, h_count) = scc_ids_by(n, |v, i| ssg.edges(v).get(i).map(|&(_, t)| t as usize));
+        let of_state: Vec<u32> = comp.iter().map(|&c| (h_count - 1) as u32 - c).collect();
+        drop(comp);
+        // The members, grouped by hyperstate (a counting sort keeps each group sorted).
+        let mut member_start = vec![0u32; h_count + 1];
+        for &h in &of_state {
+            member_start[h as usize + 1] += 1;
         }
-        let mut hyper: Vec<Hyperstate> = (0..h_count)
-            .map(|h| {
-                let mut states: Vec<u32> = comps[h_count - 1 - h].iter().map(|&s| s as u32).collect();
-                states.sort_unstable();
-                Hyperstate {
-                    states,
-                    tag: Tag::Open,
-                    open: false,
-                    holds_win: false,
-                    edges: Vec::new(),
-                    loss_distance: None,
-                    win_distance: None,
-                    step_headroom: None,
-                    layer: 0,
-                    best: None,
-                    closed: true,
-                }
-            })
-            .collect();
+        for h in 0..h_count {
+            member_start[h + 1] += member_start[h];
+        }
+        let mut members = vec![0u32; n];
+        let mut fill = member_start.clone();
+        for (s, &h) in of_state.iter().enumerate() {
+            members[fill[h as usize] as usize] = s as u32;
+            fill[h as usize] += 1;
+        }
+        drop(fill);
+        let mut hyper = Vec::with_capacity(h_count);
+        let mut edge_start = Vec::with_capacity(h_count + 1);
+        edge_start.push(0u32);
+        let mut edge_list: Vec<(u32, u32)> = Vec::new();
         let (mut critical, mut reversible) = (0, 0);
-        for (h, hs) in hyper.iter_mut().enumerate() {
-            for &s in &hs.states {
+        for h in 0..h_count {
+            let mut hs = Hyperstate {
+                tag: Tag::Open,
+                open: false,
+                holds_win: false,
+                loss_distance: None,
+                win_distance: None,
+                step_headroom: None,
+                layer: 0,
+                best: None,
+                closed: true,
+            };
+            let first = edge_list.len();
+            for &s in &members[member_start[h] as usize..member_start[h + 1] as usize] {
                 let node = &ssg.nodes[s as usize];
                 hs.open |= node.open;
                 hs.holds_win |= node.terminal && node.goal.is_some_and(|g| g >= opts.win);
                 if node.terminal {
                     hs.best = hs.best.max(node.goal);
                 }
-                for &(label, t) in &node.edges {
+                for &(label, t) in ssg.edges(s as usize) {
                     let th = of_state[t as usize];
                     if th as usize == h {
                         reversible += 1;
                     } else {
                         critical += 1;
-                        hs.edges.push((label, th));
+                        edge_list.push((label, th));
                     }
                 }
             }
-            hs.edges.sort_unstable();
-            hs.edges.dedup();
+            edge_list[first..].sort_unstable();
+            let mut kept = first;
+            for i in first..edge_list.len() {
+                if i == first || edge_list[i] != edge_list[kept - 1] {
+                    edge_list[kept] = edge_list[i];
+                    kept += 1;
+                }
+            }
+            edge_list.truncate(kept);
+            edge_start.push(edge_list.len() as u32);
+            hyper.push(hs);
         }
+        let edges = |h: usize| &edge_list[edge_start[h] as usize..edge_start[h + 1] as usize];
         // Successors have larger ids: tag from the last hyperstate back.
         for h in (0..h_count).rev() {
             let (tag, ld, wd, headroom, best, closed) = {
                 let hs = &hyper[h];
-                let targets = || hs.edges.iter().map(|&(_, t)| &hyper[t as usize]);
-                let tag = if hs.leaf() {
+                let out = edges(h);
+                let targets = || out.iter().map(|&(_, t)| &hyper[t as usize]);
+                let tag = if out.is_empty() && !hs.open {
                     if hs.holds_win {
                         Tag::Win
                     } else {
@@ -429,8 +467,8 @@ impl Hsg {
                     if tag.lost() { Some(0) } else { targets().filter_map(|t| t.loss_distance).min().map(|d| d + 1) };
                 let wd =
                     if hs.holds_win { Some(0) } else { targets().filter_map(|t| t.win_distance).min().map(|d| d + 1) };
-                let headroom = (!hs.edges.is_empty())
-                    .then(|| targets().filter(|t| t.tag.winnable()).count() as f64 / hs.edges.len() as f64);
+                let headroom =
+                    (!out.is_empty()).then(|| targets().filter(|t| t.tag.winnable()).count() as f64 / out.len() as f64);
                 let best = targets().map(|t| t.best).fold(hs.best, Option::max);
                 let closed = !hs.open && targets().all(|t| t.closed);
                 (tag, ld, wd, headroom, best, closed)
@@ -444,14 +482,28 @@ impl Hsg {
             hs.closed = closed;
         }
         for h in 0..h_count {
-            let (layer, edges) = (hyper[h].layer, std::mem::take(&mut hyper[h].edges));
-            for &(_, t) in &edges {
+            let layer = hyper[h].layer;
+            for &(_, t) in edges(h) {
                 let t = &mut hyper[t as usize];
                 t.layer = t.layer.max(layer + 1);
             }
-            hyper[h].edges = edges;
         }
-        Hsg { hyper, of_state, critical, reversible }
+        Hsg { hyper, of_state, critical, reversible, member_start, members, edge_start, edge_list }
+    }
+
+    /// Hyperstate `h`'s states (SSG node ids, sorted).
+    pub fn states(&self, h: u32) -> &[u32] {
+        &self.members[self.member_start[h as usize] as usize..self.member_start[h as usize + 1] as usize]
+    }
+
+    /// The critical actions leaving hyperstate `h`: (label, hyperstate), distinct, sorted.
+    pub fn edges(&self, h: u32) -> &[(u32, u32)] {
+        &self.edge_list[self.edge_start[h as usize] as usize..self.edge_start[h as usize + 1] as usize]
+    }
+
+    /// A leaf: no critical action, and not left open.
+    pub fn is_leaf(&self, h: u32) -> bool {
+        self.edges(h).is_empty() && !self.hyper[h as usize].open
     }
 
     /// The hyperstate of the start.
@@ -467,12 +519,12 @@ impl Hsg {
         seen[h as usize] = true;
         let (mut all, mut winnable) = (0, 0);
         while let Some(x) = stack.pop() {
-            let hs = &self.hyper[x as usize];
-            all += hs.states.len();
-            if hs.tag.winnable() {
-                winnable += hs.states.len();
+            let size = self.states(x).len();
+            all += size;
+            if self.hyper[x as usize].tag.winnable() {
+                winnable += size;
             }
-            for &(_, t) in &hs.edges {
+            for &(_, t) in self.edges(x) {
                 if !std::mem::replace(&mut seen[t as usize], true) {
                     stack.push(t);
                 }
@@ -496,7 +548,7 @@ impl Hsg {
             let (all, winnable) = self.closure(h);
             let mut step = PathStep {
                 hyperstate: h,
-                states: hs.states.len(),
+                states: self.states(h).len(),
                 loss_distance: hs.loss_distance,
                 closure_headroom: winnable as f64 / all as f64,
                 action: None,
@@ -506,7 +558,7 @@ impl Hsg {
                 return path;
             }
             let best =
-                hs.edges.iter().filter(|&&(_, t)| self.hyper[t as usize].tag.winnable()).max_by_key(|&&(_, t)| {
+                self.edges(h).iter().filter(|&&(_, t)| self.hyper[t as usize].tag.winnable()).max_by_key(|&&(_, t)| {
                     let th = &self.hyper[t as usize];
                     (
                         th.loss_distance.map_or(u64::MAX, u64::from),
@@ -572,7 +624,7 @@ impl Summary {
             open: count(Tag::Open),
             layers: hsg.hyper.iter().map(|h| h.layer + 1).max().unwrap_or(0),
             start_tag: start.tag,
-            start_states: start.states.len(),
+            start_states: hsg.states(0).len(),
             start_closure_headroom: winnable as f64 / all as f64,
             start_step_headroom: start.step_headroom,
             start_loss_distance: start.loss_distance,
@@ -600,6 +652,24 @@ impl BaseMask {
     /// The state's bits outside the ignored bases.
     pub fn project(&self, s: &crate::propnet::PnState) -> Vec<u64> {
         s.bits.iter().zip(&self.keep).map(|(a, k)| a & k).collect()
+    }
+
+    /// The weak equivalence's mask for `net`'s states of `words` words: it ignores
+    /// [`timer_bases`], returned too.
+    pub fn weak(net: &crate::propnet::Net, words: usize) -> (BaseMask, Vec<u32>) {
+        let ignored = timer_bases(net, &crate::factor::analyse(net));
+        (BaseMask::new(words, &ignored), ignored)
+    }
+
+    /// A hash of [`BaseMask::project`], without making the projection: equal for states
+    /// equal outside the ignored bases.
+    pub fn key(&self, s: &crate::propnet::PnState) -> u64 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        for (a, k) in s.bits.iter().zip(&self.keep) {
+            h.write_u64(a & k);
+        }
+        h.finish()
     }
 }
 

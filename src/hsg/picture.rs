@@ -20,7 +20,7 @@ pub fn shown(hsg: &Hsg, cap: usize) -> Vec<bool> {
 
 /// The drawn hyperstates that `h`'s critical actions lead to, each once.
 fn drawn_targets(hsg: &Hsg, h: usize, keep: &[bool]) -> Vec<u32> {
-    let mut t: Vec<u32> = hsg.hyper[h].edges.iter().map(|e| e.1).filter(|&t| keep[t as usize]).collect();
+    let mut t: Vec<u32> = hsg.edges(h as u32).iter().map(|e| e.1).filter(|&t| keep[t as usize]).collect();
     t.sort_unstable();
     t.dedup();
     t
@@ -38,8 +38,7 @@ fn colour(tag: Tag) -> &'static str {
 
 /// Up to two labels of the critical actions from `from` to `to`, and how many more.
 fn edge_text(hsg: &Hsg, labels: &[String], from: u32, to: u32) -> String {
-    let all: Vec<&str> =
-        hsg.hyper[from as usize].edges.iter().filter(|e| e.1 == to).map(|e| labels[e.0 as usize].as_str()).collect();
+    let all: Vec<&str> = hsg.edges(from).iter().filter(|e| e.1 == to).map(|e| labels[e.0 as usize].as_str()).collect();
     let mut t = all.iter().take(2).copied().collect::<Vec<_>>().join(", ");
     if all.len() > 2 {
         let _ = write!(t, " +{}", all.len() - 2);
@@ -50,7 +49,8 @@ fn edge_text(hsg: &Hsg, labels: &[String], from: u32, to: u32) -> String {
 fn node_text(hsg: &Hsg, h: u32) -> String {
     let hs = &hsg.hyper[h as usize];
     let ld = hs.loss_distance.map_or("∞".to_string(), |d| d.to_string());
-    format!("h{h}: {} state{}, ld {ld}", hs.states.len(), if hs.states.len() == 1 { "" } else { "s" })
+    let n = hsg.states(h).len();
+    format!("h{h}: {n} state{}, ld {ld}", if n == 1 { "" } else { "s" })
 }
 
 fn escape(s: &str) -> String {
@@ -109,8 +109,8 @@ pub fn svg(hsg: &Hsg, labels: &[String], keep: &[bool], title: &str) -> String {
         }
     }
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); hsg.hyper.len()];
-    for (h, hs) in hsg.hyper.iter().enumerate() {
-        for &(_, t) in &hs.edges {
+    for h in 0..hsg.hyper.len() {
+        for &(_, t) in hsg.edges(h as u32) {
             if keep[h] && keep[t as usize] && preds[t as usize].last() != Some(&(h as u32)) {
                 preds[t as usize].push(h as u32);
             }
@@ -143,7 +143,7 @@ pub fn svg(hsg: &Hsg, labels: &[String], keep: &[bool], title: &str) -> String {
         let offset = (width - COL * row.len() as f64) / 2.0;
         (offset + COL * (x[h as usize] + 0.5), MARGIN + 20.0 + ROW * hs.layer as f64)
     };
-    let radius = |h: u32| 10.0 + 6.0 * (hsg.hyper[h as usize].states.len() as f64).ln().max(0.0);
+    let radius = |h: u32| 10.0 + 6.0 * (hsg.states(h).len() as f64).ln().max(0.0);
     let small = keep.iter().filter(|&&k| k).count() <= 40;
     let mut out = String::new();
     let _ = writeln!(

@@ -15,6 +15,17 @@
 //! Search sees the pruned moves as the legal ones, in the tree and in playouts alike, so the
 //! playouts stop wandering into dead ends. States outside the explored graph, and states left
 //! open by the bounds, keep all their moves.
+//!
+//! Statistics shared across the states of a hyperstate ([`PrunedMachine::with_position_key`]):
+//! the states of one *strong* hyperstate (mutually reachable) have the same value under
+//! perfect play in a one-player game, since each reaches everything the other does; but a
+//! well-formed GDL game terminates, so its state graph has no cycle and every strong
+//! hyperstate is one state (the search's transpositions already pool a state's statistics).
+//! The states a reversible detour joins differ only in their step counters: they are one
+//! state of the weak quotient ([`super::Ssg::quotient`] by [`super::BaseMask`]). The machine
+//! can give that class as its position key, so that the search pools what it learns of a
+//! position over the times it is reached at. (Pooling over a whole weak hyperstate would be
+//! too coarse: every ordering of the pancakes is one, so its states would all look alike.)
 
 use super::{Hsg, HsgError, HsgOptions, Ssg, Tag};
 use crate::machine::{Goal, StateMachine};
@@ -40,12 +51,16 @@ pub struct PruneReport {
 /// The moves kept, per state where some were pruned.
 type Kept<M> = FxHashMap<<M as StateMachine>::State, Box<[<M as StateMachine>::Move]>>;
 
+/// A position key: equal for states search may pool statistics over.
+pub type PositionKey<S> = Arc<dyn Fn(&S) -> u64 + Send + Sync>;
+
 /// A one-player machine whose legal moves leave out the moves proven worse (module docs).
 /// Clones share the table of pruned states.
 #[derive(Clone)]
 pub struct PrunedMachine<M: StateMachine> {
     inner: M,
     kept: Arc<Kept<M>>,
+    key: Option<PositionKey<M::State>>,
 }
 
 impl<M: StateMachine> PrunedMachine<M> {
@@ -65,7 +80,7 @@ impl<M: StateMachine> PrunedMachine<M> {
                 pruned_moves: 0,
                 ms: 0.0,
             };
-            return Ok((PrunedMachine { inner, kept: Arc::default() }, report));
+            return Ok((PrunedMachine { inner, kept: Arc::default(), key: None }, report));
         }
         let ssg = Ssg::explore(&mut inner, &start, opts)?;
         let hsg = Hsg::build(&ssg, opts);
@@ -80,7 +95,12 @@ impl<M: StateMachine> PrunedMachine<M> {
             pruned_moves,
             ms: t.elapsed().as_secs_f64() * 1000.0,
         };
-        Ok((PrunedMachine { inner, kept: Arc::new(kept) }, report))
+        Ok((PrunedMachine { inner, kept: Arc::new(kept), key: None }, report))
+    }
+
+    /// The machine with `key` as its [`StateMachine::position_key`] (module docs).
+    pub fn with_position_key(self, key: PositionKey<M::State>) -> Self {
+        PrunedMachine { key: Some(key), ..self }
     }
 
     /// The moves kept in `state`, if some were pruned there.
@@ -98,13 +118,13 @@ fn kept_moves<S: Clone + std::hash::Hash + Eq, Mv: Copy>(
     let mut kept = FxHashMap::default();
     let mut pruned = 0;
     for (s, node) in ssg.nodes.iter().enumerate() {
-        if node.terminal || node.open || node.edges.len() < 2 {
+        if node.terminal || node.open || ssg.edges(s).len() < 2 {
             continue;
         }
         let target = |t: u32| &hsg.hyper[hsg.of_state[t as usize] as usize];
-        let Some(best) = node.edges.iter().filter_map(|&(_, t)| target(t).best).max() else { continue };
-        let keep: Vec<Mv> = node
-            .edges
+        let edges = ssg.edges(s);
+        let Some(best) = edges.iter().filter_map(|&(_, t)| target(t).best).max() else { continue };
+        let keep: Vec<Mv> = edges
             .iter()
             .filter(|&&(_, t)| {
                 let h = target(t);
@@ -112,8 +132,8 @@ fn kept_moves<S: Clone + std::hash::Hash + Eq, Mv: Copy>(
             })
             .map(|&(label, _)| ssg.joints[label as usize][0])
             .collect();
-        if keep.len() < node.edges.len() {
-            pruned += node.edges.len() - keep.len();
+        if keep.len() < edges.len() {
+            pruned += edges.len() - keep.len();
             kept.insert(ssg.states[s].clone(), keep.into_boxed_slice());
         }
     }
@@ -153,6 +173,12 @@ impl<M: StateMachine> StateMachine for PrunedMachine<M> {
     }
     fn state_facts(&self, state: &Self::State) -> Vec<String> {
         self.inner.state_facts(state)
+    }
+    fn position_key(&self, state: &Self::State) -> Option<u64> {
+        match &self.key {
+            Some(key) => Some(key(state)),
+            None => self.inner.position_key(state),
+        }
     }
     // Playouts run on the trait's own loops (not overridden here), through `legal_moves`, so
     // they are pruned too; the engine's faster loops and its batch machine would not be (so no

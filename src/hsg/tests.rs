@@ -62,14 +62,14 @@ fn check_vault(ssg: &Ssg<PnState, u32>, hsg: &Hsg, m: &PropnetMachine, terminals
     let pit = find(ssg, hsg, m, &["(at pit)"], &["(key held)"]);
     assert_eq!(corridor, 0, "the start's hyperstate is 0");
     let h = |x: u32| &hsg.hyper[x as usize];
-    assert_eq!((h(corridor).states.len(), h(corridor).tag), (3, Tag::EventuallyWinnable));
-    assert_eq!((h(keyed).states.len(), h(keyed).tag), (3, Tag::EventuallyWinnable));
+    assert_eq!((hsg.states(corridor).len(), h(corridor).tag), (3, Tag::EventuallyWinnable));
+    assert_eq!((hsg.states(keyed).len(), h(keyed).tag), (3, Tag::EventuallyWinnable));
     assert_eq!(h(won).tag, Tag::Win);
     assert_eq!(h(opened_empty).tag, Tag::Fail);
     // The pit is a leaf though not terminal: only wait, a self-loop, is left.
-    assert_eq!((h(pit).tag, h(pit).states.len()), (Tag::Fail, 1));
-    assert_eq!(h(corridor).edges.len(), 3);
-    assert_eq!(h(keyed).edges.len(), 2);
+    assert_eq!((h(pit).tag, hsg.states(pit).len()), (Tag::Fail, 1));
+    assert_eq!(hsg.edges(corridor).len(), 3);
+    assert_eq!(hsg.edges(keyed).len(), 2);
     assert_eq!((h(corridor).loss_distance, h(keyed).loss_distance, h(won).loss_distance), (Some(1), Some(1), None));
     assert_eq!((h(corridor).win_distance, h(keyed).win_distance), (Some(2), Some(1)));
     assert_eq!(h(corridor).step_headroom, Some(1.0 / 3.0));

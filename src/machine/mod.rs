@@ -43,6 +43,13 @@ pub trait StateMachine {
     /// The state's facts in ggp-base's printed form, sorted by bytes.
     fn state_facts(&self, state: &Self::State) -> Vec<String>;
 
+    /// A key that states of one *position class* share: states the search may pool its
+    /// statistics over (`search::mcts::MctsConfig::position_classes`), such as states equal
+    /// but for a step counter (`hsg::prune`). `None` (the default): no classes.
+    fn position_key(&self, _state: &Self::State) -> Option<u64> {
+        None
+    }
+
     /// A depth charge: plays uniformly random joint moves from `state` (which ends as the
     /// last state reached), as [`random_playout`]. Engines may override it with a faster
     /// loop that draws other (equally uniform) moves from the same generator.

@@ -93,13 +93,22 @@ pub fn build(game: &Game, budget: &Budget) -> Result<(PropnetMachine, BuildRepor
 /// [`build`], with the network's batch machine attached when `batch` (for search that runs
 /// many playouts at once: [`crate::machine::StateMachine::batch_playouts`]).
 pub fn build_with(game: &Game, budget: &Budget, batch: bool) -> Result<(PropnetMachine, BuildReport), GroundError> {
+    build_keeping_net(game, budget, batch).map(|(m, report, _)| (m, report))
+}
+
+/// [`build_with`], with the network the machine was compiled from (for analyses of it).
+pub fn build_keeping_net(
+    game: &Game,
+    budget: &Budget,
+    batch: bool,
+) -> Result<(PropnetMachine, BuildReport, Net), GroundError> {
     let b = build_net(game, budget)?;
     let c = Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
     let mut m = PropnetMachine::new(c);
     if batch {
         m.attach_batch(&b.net);
     }
-    Ok((m, b.report))
+    Ok((m, b.report, b.net))
 }
 
 #[cfg(test)]

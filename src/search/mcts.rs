@@ -23,6 +23,7 @@
 //! games. Moves get dense ids when a node first holds them, so the updates mark and test
 //! ids in reused arrays: no allocation per iteration.
 
+use super::classes::{PositionClasses, NO_CLASS};
 use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
 use crate::machine::decisive::{decisive_playout, DecisiveBuffers};
@@ -172,6 +173,11 @@ pub struct MctsConfig {
     /// repeated position gets a node of its own), and a descent that meets its own path
     /// again ends there with a playout. Batched playouts make no links.
     pub transpositions: bool,
+    /// Position classes ([`super::classes`]): statistics pooled over the states the
+    /// machine gives one [`StateMachine::position_key`]; a move into a node of a class is
+    /// ranked by the class's mean (when the class has more descents than the move) at nodes
+    /// where one role chooses. Without keys from the machine, nothing changes.
+    pub position_classes: bool,
     /// Decisive and anti-decisive moves in random and MAST playouts
     /// ([`crate::machine::decisive`]): a move that wins at once is played, and a move that
     /// lets the opponent win at once is avoided where another does not. Not with batched
@@ -215,6 +221,7 @@ impl Default for MctsConfig {
             decisive: false,
             decisive_filter: true,
             transpositions: false,
+            position_classes: false,
             simultaneous: Simultaneous::Ucb,
             regret_exploration: 0.1,
             regret_threshold: 0.1,
@@ -314,6 +321,8 @@ struct Node<S, Mv> {
     /// each role's regret per move and the sum of the strategies it played. Empty otherwise.
     regret: Box<[f64]>,
     played: Box<[f64]>,
+    /// With position classes, the state's class ([`NO_CLASS`]: none).
+    class: u32,
 }
 
 impl<S, Mv: Copy> Node<S, Mv> {
@@ -350,6 +359,10 @@ pub struct Mcts<M: StateMachine> {
     dec: Option<DecisiveBuffers<M>>,
     /// With `transpositions`: state hash -> the first node holding that state.
     trans: FxHashMap<u64, u32>,
+    /// With `position_classes`: the classes' statistics.
+    classes: PositionClasses,
+    /// Per move of the node being selected: its child's class's descents and mean (reused).
+    class_mean: Vec<(u32, f64)>,
     amaf: AmafState<M::Move>,
     /// Traps found and not yet taken, and the (state hash, move) of every trap reported, so
     /// that pondering on a state reports its traps once.
@@ -650,6 +663,8 @@ impl<M: StateMachine> Mcts<M> {
             bufs: None,
             dec: None,
             trans: FxHashMap::default(),
+            classes: PositionClasses::new(0),
+            class_mean: Vec::new(),
             amaf: AmafState::new(),
             traps: Vec::new(),
             reported: Default::default(),
@@ -761,7 +776,12 @@ impl<M: StateMachine> Mcts<M> {
         } else {
             (Box::default(), Box::default())
         };
+        let class = match machine.position_key(&state) {
+            Some(key) if self.cfg.position_classes => self.classes.class_of(key),
+            _ => NO_CLASS,
+        };
         Node {
+            class,
             regret,
             played,
             gid,
@@ -820,6 +840,16 @@ impl<M: StateMachine> Mcts<M> {
     /// With transpositions: rebuilds the table from the nodes (after a new root or a
     /// compaction renumbered them).
     fn reindex(&mut self) {
+        if self.classes.len() > self.nodes.len() {
+            // Classes no node holds are dropped (their statistics with them), so the table
+            // stays within the tree's size.
+            let map = self.classes.retain(self.nodes.iter().map(|n| n.class));
+            for node in &mut self.nodes {
+                if node.class != NO_CLASS {
+                    node.class = map[node.class as usize];
+                }
+            }
+        }
         self.trans.clear();
         if !self.cfg.transpositions {
             return;
@@ -913,6 +943,10 @@ impl<M: StateMachine> Mcts<M> {
         let mut code = 0u64;
         let mut radix = 1u64;
         let regret = !self.nodes[ni].regret.is_empty();
+        let pooled = self.cfg.position_classes && self.nodes[ni].mover != NONE;
+        if pooled {
+            self.fill_class_means(ni);
+        }
         for r in 0..self.roles {
             let (lo, k) = (self.nodes[ni].offs[r] as usize, self.nodes[ni].count(r));
             if regret && k > 1 {
@@ -945,6 +979,12 @@ impl<M: StateMachine> Mcts<M> {
                 for j in 0..k {
                     let m = (start + j) % k;
                     let n = node.n[lo + m];
+                    // The move's reward sum, or its class's mean times its visits where the
+                    // class has seen more.
+                    let w = match self.class_mean.get(m) {
+                        Some(&(cn, mean)) if pooled && r == node.mover as usize && cn > n => mean * n as f64,
+                        _ => node.w[lo + m],
+                    };
                     if hinted && self.hinted.iter().any(|h| h.0 as usize == r && h.1 == node.moves[lo + m]) {
                         // Proven lost by a similarity hint: searched only if all else is.
                         if best_v == f64::NEG_INFINITY {
@@ -956,7 +996,7 @@ impl<M: StateMachine> Mcts<M> {
                         if n == 0 {
                             f64::INFINITY
                         } else {
-                            node.w[lo + m] / n as f64 + c * (ln / n as f64).sqrt()
+                            w / n as f64 + c * (ln / n as f64).sqrt()
                         }
                     } else {
                         let (an, aw) = if foreign {
@@ -970,7 +1010,7 @@ impl<M: StateMachine> Mcts<M> {
                         } else {
                             (node.an[lo + m] as f64, node.aw[lo + m])
                         };
-                        rave_value(n, node.w[lo + m], an, aw, bias, c, ln)
+                        rave_value(n, w, an, aw, bias, c, ln)
                     };
                     if v > best_v {
                         best_v = v;
@@ -989,6 +1029,24 @@ impl<M: StateMachine> Mcts<M> {
             radix = radix.wrapping_mul(k as u64);
         }
         code
+    }
+
+    /// Fills `class_mean` with, per move of the one role choosing at node `ni`, its child's
+    /// class's descents and mean reward for that role ((0, 0) without a child or class).
+    /// With one role choosing, a joint's code is that role's move index.
+    fn fill_class_means(&mut self, ni: usize) {
+        let node = &self.nodes[ni];
+        let r = node.mover as usize;
+        self.class_mean.clear();
+        self.class_mean.resize(node.count(r), (0, 0.0));
+        for &(code, child) in &node.children {
+            let (cn, cw) = self.classes.stats(self.nodes[child as usize].class, r);
+            if let Some(slot) = self.class_mean.get_mut(code as usize) {
+                if cn > 0 {
+                    *slot = (cn, cw / cn as f64);
+                }
+            }
+        }
     }
 
     /// Regret matching at node `ni` for the role whose `k` moves start at `lo`: the strategy σ
@@ -1355,6 +1413,16 @@ impl<M: StateMachine> Mcts<M> {
         }
         let roles = self.roles;
         let add = visits - marked;
+        if self.cfg.position_classes {
+            // Each node below the descent's first counts it in its class (the root's class
+            // ranks no move of this descent).
+            for d in lo + 1..hi {
+                self.classes.add(self.nodes[self.path[d] as usize].class, add, sums);
+            }
+            if leaf != NONE && (hi == lo || self.path[hi - 1] != leaf) {
+                self.classes.add(self.nodes[leaf as usize].class, add, sums);
+            }
+        }
         let mut child_solved = leaf != NONE && self.nodes[leaf as usize].solved;
         for d in (lo..hi).rev() {
             let ni = self.path[d] as usize;
@@ -1916,6 +1984,7 @@ where
             self.nodes.clear();
             self.root = NONE;
             self.amaf = AmafState::new();
+            self.classes = PositionClasses::new(self.roles);
             self.mast = MastState { table: Vec::new(), seq: Vec::new(), at: None };
         }
         if role >= self.roles {
@@ -2128,3 +2197,7 @@ mod parallel_tests;
 #[cfg(test)]
 #[path = "regret_tests.rs"]
 mod regret_tests;
+
+#[cfg(test)]
+#[path = "classes_tests.rs"]
+mod classes_tests;

@@ -3,6 +3,7 @@
 //! (or a toy machine in tests). No tokio, no IO: a search is handed a state, a role and a
 //! [`Limit`] (a deadline and an optional cancel flag), and returns a move.
 
+mod classes;
 pub mod factored;
 pub mod mcts;
 pub mod metagame;
