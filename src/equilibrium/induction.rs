@@ -5,8 +5,8 @@
 
 use super::matrix::max_min;
 use super::{expand, joint_index, SolveError, SolveOptions};
+use crate::machine::explore::StateIndex;
 use crate::machine::StateMachine;
-use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// One state of the graph.
@@ -40,19 +40,17 @@ pub struct StateGraph<M: StateMachine> {
 impl<M: StateMachine> StateGraph<M> {
     /// Explores every state reachable from `start` (breadth first), at most `opts.max_states`.
     pub fn explore(m: &mut M, start: &M::State, opts: &SolveOptions) -> Result<Self, SolveError> {
-        let mut index: FxHashMap<M::State, u32> = FxHashMap::default();
-        let mut states = vec![start.clone()];
-        index.insert(start.clone(), 0);
+        let mut index = StateIndex::new(start);
         let mut nodes: Vec<StateNode<M::Move>> = Vec::new();
         let mut legal: [Vec<M::Move>; 2] = [Vec::new(), Vec::new()];
         let mut joint = Vec::with_capacity(2);
         let mut next = start.clone();
         let mut at = 0;
-        while at < states.len() {
+        while at < index.len() {
             if at % 1024 == 0 && opts.deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(SolveError::Timeout);
             }
-            let s = states[at].clone();
+            let s = index.state(at as u32).clone();
             if let Some(goals) = expand(m, &s, &mut legal)? {
                 nodes.push(StateNode { goals: Some(goals), moves: [Vec::new(), Vec::new()], children: Vec::new() });
             } else {
@@ -63,18 +61,8 @@ impl<M: StateMachine> StateGraph<M> {
                         joint.clear();
                         joint.extend([a, b]);
                         m.next_state(&s, &joint, &mut next);
-                        let id = match index.get(&next) {
-                            Some(&id) => id,
-                            None => {
-                                if states.len() >= opts.max_states {
-                                    return Err(SolveError::TooLarge { what: "states", limit: opts.max_states });
-                                }
-                                let id = states.len() as u32;
-                                index.insert(next.clone(), id);
-                                states.push(next.clone());
-                                id
-                            }
-                        };
+                        let too_large = SolveError::TooLarge { what: "states", limit: opts.max_states };
+                        let (id, _) = index.intern(&next, opts.max_states).ok_or(too_large)?;
                         children.push(id);
                     }
                 }
@@ -87,7 +75,7 @@ impl<M: StateMachine> StateGraph<M> {
         }
         let order =
             crate::graph::post_order(nodes.len(), 0, |v| &nodes[v as usize].children).map_err(|_| SolveError::Cycle)?;
-        Ok(StateGraph { states, nodes, order })
+        Ok(StateGraph { states: index.into_states(), nodes, order })
     }
 
     /// Whether every terminal state's goals add up to one number, and that number.

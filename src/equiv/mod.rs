@@ -26,6 +26,7 @@
 //! equivalent with identical outcomes. The *distance* between two games is the Jaccard
 //! distance between the sets of forms in their reduced trees (0 exactly when equivalent).
 
+use crate::machine::explore::{JointMoves, StateIndex};
 use crate::machine::StateMachine;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
@@ -87,35 +88,27 @@ impl GameGraph {
         let roles = m.roles().to_vec();
         let n = roles.len();
         let start = m.initial_state();
-        let mut index: FxHashMap<M::State, u32> = FxHashMap::default();
-        index.insert(start.clone(), 0);
-        let mut states = vec![start.clone()];
+        let mut index = StateIndex::new(&start);
         let mut nodes = Vec::new();
         let mut text_id: FxHashMap<M::Move, u32> = FxHashMap::default();
         let mut texts = Vec::new();
-        let mut legal: Vec<Vec<M::Move>> = vec![Vec::new(); n];
-        let mut pick = vec![0usize; n];
-        let mut joint = Vec::with_capacity(n);
+        let mut joints = JointMoves::new(n);
         let mut next = start.clone();
         let mut at = 0;
-        while at < states.len() {
+        while at < index.len() {
             if at % 1024 == 0 && opts.deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(EquivError::Timeout);
             }
-            let s = states[at].clone();
+            let s = index.state(at as u32).clone();
             at += 1;
             if m.is_terminal(&s) {
                 let goals = (0..n).map(|r| m.goal(&s, r)).collect();
                 nodes.push(GNode { goals: Some(goals), moves: vec![Vec::new(); n], children: Vec::new() });
                 continue;
             }
-            for (r, l) in legal.iter_mut().enumerate() {
-                m.legal_moves(&s, r, l);
-                if l.is_empty() {
-                    return Err(EquivError::NoMoves { role: roles[r].clone() });
-                }
-            }
-            let moves: Vec<Vec<u32>> = legal
+            joints.load(m, &s).map_err(|r| EquivError::NoMoves { role: roles[r].clone() })?;
+            let moves: Vec<Vec<u32>> = joints
+                .legal()
                 .iter()
                 .map(|l| {
                     l.iter()
@@ -128,44 +121,12 @@ impl GameGraph {
                         .collect()
                 })
                 .collect();
-            let mut children = Vec::with_capacity(legal.iter().map(Vec::len).product());
-            pick.iter_mut().for_each(|p| *p = 0);
-            loop {
-                joint.clear();
-                joint.extend(pick.iter().zip(&legal).map(|(&i, l)| l[i]));
-                m.next_state(&s, &joint, &mut next);
-                let id = match index.get(&next) {
-                    Some(&id) => id,
-                    None => {
-                        if states.len() >= opts.max_states {
-                            return Err(EquivError::TooLarge(opts.max_states));
-                        }
-                        let id = states.len() as u32;
-                        index.insert(next.clone(), id);
-                        states.push(next.clone());
-                        id
-                    }
-                };
+            // Children in the joints' order: the last role's move varies fastest.
+            let mut children = Vec::with_capacity(joints.count());
+            while let Some(joint) = joints.next_joint() {
+                m.next_state(&s, joint, &mut next);
+                let (id, _) = index.intern(&next, opts.max_states).ok_or(EquivError::TooLarge(opts.max_states))?;
                 children.push(id);
-                let mut r = n;
-                loop {
-                    if r == 0 {
-                        break;
-                    }
-                    r -= 1;
-                    pick[r] += 1;
-                    if pick[r] < legal[r].len() {
-                        break;
-                    }
-                    pick[r] = 0;
-                    if r == 0 {
-                        r = usize::MAX;
-                        break;
-                    }
-                }
-                if r == usize::MAX {
-                    break;
-                }
             }
             if m.overflowed() {
                 return Err(EquivError::Overflow);

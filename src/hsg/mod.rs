@@ -31,10 +31,11 @@
 //!   has wins), and a path through the quotient may join states of different times.
 
 use crate::graph::scc_ids_by;
+use crate::machine::explore::{JointMoves, StateIndex};
 use crate::machine::{canonical_move_text, StateMachine};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 use std::time::Instant;
 
 pub mod picture;
@@ -107,12 +108,7 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
         S: Clone + Hash + Eq,
         Mv: Copy + Eq + Hash,
     {
-        let n_roles = m.roles().len();
-        // Each state is kept once, in `states`; the table holds ids hashed by their states.
-        let hasher = rustc_hash::FxBuildHasher;
-        let mut index: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
-        let mut states = vec![start.clone()];
-        index.insert_unique(hasher.hash_one(start), 0, |&id| hasher.hash_one(&states[id as usize]));
+        let mut index = StateIndex::new(start);
         let mut depth_of = vec![0u32];
         let mut nodes: Vec<StateNode> = Vec::new();
         let mut edge_start = vec![0u32];
@@ -120,14 +116,12 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
         let mut labels = Vec::new();
         let mut joints = Vec::new();
         let mut label_index: FxHashMap<Vec<M::Move>, u32> = FxHashMap::default();
-        let mut legal: Vec<Vec<M::Move>> = vec![Vec::new(); n_roles];
-        let mut pick = vec![0usize; n_roles];
-        let mut joint: Vec<M::Move> = Vec::with_capacity(n_roles);
+        let mut moves = JointMoves::new(m.roles().len());
         let mut next = start.clone();
         let mut out_of_time = false;
         let mut at = 0;
-        while at < states.len() {
-            let s = states[at].clone();
+        while at < index.len() {
+            let s = index.state(at as u32).clone();
             let depth = depth_of[at];
             at += 1;
             let mut node = StateNode { depth, terminal: false, goal: None, open: false };
@@ -146,33 +140,16 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                 edge_start.push(edge_list.len() as u32);
                 continue;
             }
-            for (r, l) in legal.iter_mut().enumerate() {
-                m.legal_moves(&s, r, l);
-                if l.is_empty() {
-                    return Err(HsgError::NoMoves { role: m.roles()[r].clone(), depth });
-                }
-            }
-            pick.iter_mut().for_each(|p| *p = 0);
-            loop {
-                joint.clear();
-                joint.extend(pick.iter().zip(&legal).map(|(&i, l)| l[i]));
-                m.next_state(&s, &joint, &mut next);
-                let hash = hasher.hash_one(&next);
-                let to = match index.find(hash, |&id| states[id as usize] == next) {
-                    Some(&id) => Some(id),
-                    None if states.len() >= opts.max_states => None,
-                    None => {
-                        let id = states.len() as u32;
-                        states.push(next.clone());
-                        index.insert_unique(hash, id, |&i| hasher.hash_one(&states[i as usize]));
-                        depth_of.push(depth + 1);
-                        Some(id)
-                    }
-                };
-                match to {
-                    Some(to) => {
+            moves.load(m, &s).map_err(|r| HsgError::NoMoves { role: m.roles()[r].clone(), depth })?;
+            while let Some(joint) = moves.next_joint() {
+                m.next_state(&s, joint, &mut next);
+                match index.intern(&next, opts.max_states) {
+                    Some((to, new)) => {
+                        if new {
+                            depth_of.push(depth + 1);
+                        }
                         // Look up before inserting: the joint is copied only for a new label.
-                        let label = match label_index.get(&joint) {
+                        let label = match label_index.get(joint) {
                             Some(&l) => l,
                             None => {
                                 labels.push(
@@ -182,28 +159,15 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
                                         .collect::<Vec<_>>()
                                         .join(" | "),
                                 );
-                                joints.push(joint.clone());
+                                joints.push(joint.to_vec());
                                 let l = labels.len() as u32 - 1;
-                                label_index.insert(joint.clone(), l);
+                                label_index.insert(joint.to_vec(), l);
                                 l
                             }
                         };
                         edge_list.push((label, to));
                     }
                     None => node.open = true,
-                }
-                // The next joint move, role 0's move varying fastest.
-                let mut r = 0;
-                while r < n_roles {
-                    pick[r] += 1;
-                    if pick[r] < legal[r].len() {
-                        break;
-                    }
-                    pick[r] = 0;
-                    r += 1;
-                }
-                if r == n_roles {
-                    break;
                 }
             }
             if m.overflowed() {
@@ -212,6 +176,7 @@ impl<S, Mv: Clone> Ssg<S, Mv> {
             nodes.push(node);
             edge_start.push(edge_list.len() as u32);
         }
+        let states = index.into_states();
         Ok(Ssg { states, nodes, edge_start, edge_list, labels, joints })
     }
 

@@ -2,6 +2,7 @@
 //! it (random playouts). Search, conformance and benchmarks see engines only through this.
 
 pub mod decisive;
+pub mod explore;
 
 use rand::Rng;
 use std::fmt::Debug;
