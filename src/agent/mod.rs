@@ -659,6 +659,8 @@ fn propnet_player(
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
             let engine = propnet_engine(&m);
+            // The network is kept only for hyperstate sharing's key (else freed before search).
+            let net = cfg.hyperstate_sharing.then_some(net);
             match budget.deadline {
                 Some(deadline) if cfg.hyperstates && in_start_clock && m.roles().len() == 1 => {
                     let now = Instant::now();
@@ -670,12 +672,11 @@ fn propnet_player(
                     };
                     match PrunedMachine::new(m.clone(), &opts) {
                         Ok((mut pruned, rep)) => {
-                            if cfg.hyperstate_sharing {
+                            if let Some(net) = net {
                                 let (mask, ignored) = crate::hsg::BaseMask::weak(&net, m.initial_state().bits.len());
                                 tracing::info!(game = %game.name, ignored = ignored.len(), "hyperstates: statistics pooled over states equal but for these bases");
                                 pruned = pruned.with_position_key(std::sync::Arc::new(move |s| mask.key(s)));
                             }
-                            drop(net);
                             tracing::info!(
                                 game = %game.name,
                                 states = rep.states,
