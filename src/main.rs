@@ -4,6 +4,7 @@ mod coverage;
 mod equiv_cmd;
 mod factor_cmd;
 mod hsg_cmd;
+mod replay_cmd;
 mod solve_cmd;
 mod traps_cmd;
 
@@ -453,6 +454,35 @@ enum Cmd {
         /// Matches at once (default: the config's `parallel`).
         #[arg(long)]
         parallel: Option<usize>,
+        /// Play only shard K of N (K in 1..=N): the scheduled matches whose index is K-1
+        /// modulo N, so N machines can share a tournament; `factotum report` merges them.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Folder for the records and the report (default: the config's `out`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// The report of a tournament whose records are in one or more folders (the shards of
+    /// `tournament --shard`): each folder holds the `tournament.toml` its run copied there
+    /// (all the same); run from the folder the tournament was run from (its paths are
+    /// relative to it). Writes report.md and report.svg to --out (default: the first folder).
+    Report {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Replay a match record (ours, or any ggp-base-format record such as its GameServer's or
+    /// Tiltyard's) on our engine: each move's legality, each state, the ending and the goals.
+    /// Exit 0 if it replays cleanly, 1 if not, 3 if the record or its game cannot be read.
+    Replay {
+        record: PathBuf,
+        /// The game's rules (default: the game file the record names).
+        #[arg(long)]
+        game: Option<PathBuf>,
+        /// Print one JSON object instead of the steps.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -753,7 +783,11 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
         Cmd::Match { game, players, startclock, playclock, out, id, seed, margin_s, allow_player_errors } => {
             match_cmd(&game, &players, startclock, playclock, &out, id, seed, margin_s, allow_player_errors)
         }
-        Cmd::Tournament { config, max_matches, parallel } => tournament_cmd(&config, max_matches, parallel),
+        Cmd::Tournament { config, max_matches, parallel, shard, out } => {
+            tournament_cmd(&config, max_matches, parallel, shard.as_deref(), out)
+        }
+        Cmd::Report { dirs, out } => report_cmd(&dirs, out),
+        Cmd::Replay { record, game, json } => replay_cmd::replay_cmd(&record, game.as_deref(), json),
         Cmd::Solve { game, moves, max_states, max_nodes, seconds, json } => {
             solve_cmd::solve_cmd(&game, &solve_cmd::SolveArgs { moves, max_states, max_nodes, seconds, json })
         }
@@ -897,17 +931,53 @@ fn match_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
-fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<usize>) -> Result<ExitCode> {
-    let cfg = manager::tournament::TournamentConfig::load(config).map_err(anyhow::Error::msg)?;
-    let t = manager::tournament::Tournament::new(cfg).map_err(anyhow::Error::msg)?;
-    let parallel = parallel.unwrap_or(t.cfg.parallel).max(1);
-    manager::stop_on_signals().map_err(anyhow::Error::msg)?;
-    let stats = manager::tournament::run(&t, max_matches, parallel).map_err(anyhow::Error::msg)?;
-    let summary = manager::tournament::summarize(&t);
+/// `K/N` with 1 ≤ K ≤ N, as (K - 1, N).
+fn parse_shard(text: &str) -> Result<(usize, usize)> {
+    let bad = || anyhow::anyhow!("--shard takes K/N with 1 <= K <= N, such as 2/4, not `{text}`");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k - 1, n))
+}
+
+/// Writes the tournament's report (markdown and SVG) to its folder and prints it.
+fn write_report(t: &manager::tournament::Tournament) -> Result<()> {
+    let summary = manager::tournament::summarize(t);
     let md = manager::report::markdown(&summary);
     manager::record::write_atomic(&t.out.join("report.md"), md.as_bytes())?;
     manager::record::write_atomic(&t.out.join("report.svg"), manager::report::svg(&summary).as_bytes())?;
     print!("{md}");
+    Ok(())
+}
+
+fn tournament_cmd(
+    config: &Path,
+    max_matches: Option<usize>,
+    parallel: Option<usize>,
+    shard: Option<&str>,
+    out: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let shard = shard.map(parse_shard).transpose()?;
+    let mut cfg = manager::tournament::TournamentConfig::load(config).map_err(anyhow::Error::msg)?;
+    if let Some(out) = out {
+        cfg.out = Some(out.display().to_string());
+    }
+    let t = manager::tournament::Tournament::new(cfg).map_err(anyhow::Error::msg)?;
+    let parallel = parallel.unwrap_or(t.cfg.parallel).max(1);
+    manager::stop_on_signals().map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(&t.out)?;
+    // The config beside the records, for `factotum report` over the shards' folders (with
+    // the name it took from its file's stem, if it had none, so match ids stay the same).
+    let mut text = std::fs::read_to_string(config)?;
+    if toml::from_str::<manager::tournament::TournamentConfig>(&text).map_or(false, |c| c.name.is_none()) {
+        let name = t.cfg.name.clone().unwrap_or_default();
+        text = format!("name = {}\n{text}", toml::Value::String(name));
+    }
+    manager::record::write_atomic(&t.out.join(manager::tournament::CONFIG_COPY), text.as_bytes())?;
+    let stats = manager::tournament::run(&t, max_matches, parallel, shard).map_err(anyhow::Error::msg)?;
+    write_report(&t)?;
     println!(
         "\nthis run: {} played, {} skipped (already finished), {} not played (errors), {} left for a later run; {:.1} s. \
          Report: {}",
@@ -925,6 +995,37 @@ fn tournament_cmd(config: &Path, max_matches: Option<usize>, parallel: Option<us
         return Ok(ExitCode::from(130));
     }
     Ok(if stats.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `factotum report DIR...`: one report over the records of every folder.
+fn report_cmd(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<ExitCode> {
+    let mut text: Option<String> = None;
+    for d in dirs {
+        let path = d.join(manager::tournament::CONFIG_COPY);
+        let t = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::anyhow!("{}: {e} (a folder written by `factotum tournament` holds it)", path.display())
+        })?;
+        match &text {
+            Some(first) if *first != t => {
+                anyhow::bail!(
+                    "{} differs from {}: the folders are not one tournament's",
+                    path.display(),
+                    dirs[0].display()
+                )
+            }
+            _ => text = Some(t),
+        }
+    }
+    let text = text.expect("at least one folder");
+    let mut cfg: manager::tournament::TournamentConfig =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", dirs[0].display()))?;
+    let out = out.unwrap_or_else(|| dirs[0].clone());
+    cfg.out = Some(out.display().to_string());
+    let mut t = manager::tournament::Tournament::new(cfg).map_err(anyhow::Error::msg)?;
+    t.record_dirs = dirs.to_vec();
+    std::fs::create_dir_all(&t.out)?;
+    write_report(&t)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn conform_any<B: EngineBuilder>(

@@ -18,6 +18,7 @@ pub mod rating;
 pub mod record;
 pub mod referee;
 pub mod remote;
+pub mod replay;
 pub mod report;
 pub mod tournament;
 

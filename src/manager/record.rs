@@ -15,7 +15,9 @@ pub const ILLEGAL: &str = "IL";
 /// One match as ggp-base's `Match.toJSON` writes it. `states[i]` is the state reached after
 /// `moves[i-1]` (`states[0]` the initial state), printed as `( ( cell 1 1 b ) ( control x ) )`;
 /// `errors` has one entry per state (the first for the start request), `stateTimes` epoch
-/// milliseconds. `goalValues` is written once the match is completed.
+/// milliseconds. `goalValues` is written once the match is completed. Reading follows
+/// ggp-base's own reader (`Match(String, ...)`): the fields it requires are required, every
+/// other field is optional, and fields of other tools (Tiltyard's signatures) are ignored.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchRecord {
@@ -119,8 +121,13 @@ impl MatchRecord {
 
     /// Reads a record; `None` when the file is missing or not a record.
     pub fn load(path: &Path) -> Option<MatchRecord> {
-        let text = std::fs::read_to_string(path).ok()?;
-        serde_json::from_str(&text).ok()
+        Self::read(path).ok()
+    }
+
+    /// Reads a record, saying why it cannot be read.
+    pub fn read(path: &Path) -> Result<MatchRecord, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: not a match record: {e}", path.display()))
     }
 
     /// Writes the record atomically to `dir/<matchId>.json` and returns the path.
@@ -137,9 +144,14 @@ impl MatchRecord {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    // Unique per write, also across machines sharing the folder (where process ids repeat:
+    // every container's first process is 1), so concurrent writers never share a temporary.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let k = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.tmp-{}-{k}-{nanos}", std::process::id()));
     {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }

@@ -6,6 +6,11 @@
 //! Role assignments: in a game of n ≥ 2 roles, pair (A, B) plays n matches per round, A in
 //! role k and B in all the others (k = 0..n; for two roles, both ways round). A one-role
 //! game is played by each player alone, `rounds` times; it counts for mean scores only.
+//!
+//! Sharding: the schedule's order is fixed by the config, so shard K of N (`run`'s `shard`)
+//! plays the matches whose index is K-1 modulo N; N runs on N machines play every match
+//! once. Each run copies its config beside its records ([`CONFIG_COPY`]), and a tournament
+//! whose records are spread over several folders reads them all ([`Tournament::record_dirs`]).
 
 use super::rating::{self, Pairing};
 use super::record::MatchRecord;
@@ -81,6 +86,9 @@ impl TournamentConfig {
     }
 }
 
+/// The name of the config's copy a run writes beside its records.
+pub const CONFIG_COPY: &str = "tournament.toml";
+
 /// One scheduled match.
 #[derive(Clone)]
 pub struct Scheduled {
@@ -101,6 +109,8 @@ pub struct Tournament {
     pub out: PathBuf,
     pub schedule: Vec<Scheduled>,
     pub anchor: Option<usize>,
+    /// Folders holding records, searched in order (empty: `out` alone).
+    pub record_dirs: Vec<PathBuf>,
 }
 
 impl Tournament {
@@ -189,7 +199,7 @@ impl Tournament {
                 }
             }
         }
-        Ok(Tournament { name, cfg, players, games, out, schedule, anchor })
+        Ok(Tournament { name, cfg, players, games, out, schedule, anchor, record_dirs: Vec::new() })
     }
 
     /// The record of a scheduled match if it is finished (completed, or aborted other than
@@ -197,7 +207,14 @@ impl Tournament {
     /// played by the same players on the same rules and clocks (agent settings other than
     /// their names are not compared).
     pub fn finished(&self, s: &Scheduled) -> Option<MatchRecord> {
-        let rec = MatchRecord::load(&self.out.join(format!("{}.json", s.spec.id)))?;
+        if self.record_dirs.is_empty() {
+            return self.finished_in(&self.out, s);
+        }
+        self.record_dirs.iter().find_map(|d| self.finished_in(d, s))
+    }
+
+    fn finished_in(&self, dir: &Path, s: &Scheduled) -> Option<MatchRecord> {
+        let rec = MatchRecord::load(&dir.join(format!("{}.json", s.spec.id)))?;
         let same_players =
             rec.player_names_from_host.iter().map(String::as_str).eq(s.spec.players.iter().map(|p| p.label()));
         let same_rules = rec.factotum.rules_hash == super::record::fnv1a(s.spec.rules.as_bytes());
@@ -224,20 +241,30 @@ pub struct RunStats {
 }
 
 /// Plays the matches not yet finished (at most `max_matches` of them), `parallel` at a
-/// time, with a progress line per match on stderr.
-pub fn run(t: &Tournament, max_matches: Option<usize>, parallel: usize) -> Result<RunStats, String> {
+/// time, with a progress line per match on stderr. With `shard` (k, n): only the scheduled
+/// matches whose index is k modulo n.
+pub fn run(
+    t: &Tournament,
+    max_matches: Option<usize>,
+    parallel: usize,
+    shard: Option<(usize, usize)>,
+) -> Result<RunStats, String> {
     std::fs::create_dir_all(&t.out).map_err(|e| format!("{}: {e}", t.out.display()))?;
     let t0 = Instant::now();
-    let mut pending: Vec<&Scheduled> = t.schedule.iter().filter(|s| t.finished(s).is_none()).collect();
-    let mut stats =
-        RunStats { scheduled: t.schedule.len(), skipped: t.schedule.len() - pending.len(), ..RunStats::default() };
+    let mine: Vec<&Scheduled> = match shard {
+        Some((k, n)) => t.schedule.iter().enumerate().filter(|(i, _)| i % n == k).map(|(_, s)| s).collect(),
+        None => t.schedule.iter().collect(),
+    };
+    let mut pending: Vec<&Scheduled> = mine.iter().copied().filter(|s| t.finished(s).is_none()).collect();
+    let mut stats = RunStats { scheduled: mine.len(), skipped: mine.len() - pending.len(), ..RunStats::default() };
     if let Some(m) = max_matches {
         stats.remaining = pending.len().saturating_sub(m);
         pending.truncate(m);
     }
     eprintln!(
-        "tournament {}: {} matches, {} already finished, {} to play now ({} in parallel); records in {}",
+        "tournament {}{}: {} matches, {} already finished, {} to play now ({} in parallel); records in {}",
         t.name,
+        shard.map_or(String::new(), |(k, n)| format!(" (shard {} of {n})", k + 1)),
         stats.scheduled,
         stats.skipped,
         pending.len(),

@@ -829,3 +829,173 @@ fn trap_logs_of_a_folder_are_summarised_by_how_found() {
     let plain: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
     assert!(plain.get("hint").is_none(), "no hint field on a solver's detection: {plain}");
 }
+
+/// The moves, states and goals of every record in `dir`, by file name.
+fn plays(dir: &Path) -> Vec<(String, Value)> {
+    records(dir)
+        .into_iter()
+        .map(|(name, body, _)| {
+            let r: Value = serde_json::from_str(&body).unwrap();
+            (name, serde_json::json!([r["moves"], r["states"], r["goalValues"], r["playerNamesFromHost"]]))
+        })
+        .collect()
+}
+
+/// A tournament split into three shards (`--shard K/3`, each into a folder of its own, two
+/// of them through `tournaments/cluster/shard.sh`) plays each match once, the same matches as one unsharded run (deterministic players), and
+/// `factotum report` over the three folders writes the unsharded run's report, byte for byte.
+#[test]
+fn a_sharded_tournament_is_one_tournament() {
+    let t = Temp::new("shard");
+    let a = t.agent("rand.toml", "random", 0.5);
+    let b = t.agent("first.toml", "first", 0.5);
+    let whole = t.0.join("whole");
+    // No `name`: the match ids take the config's stem, which the copies must keep.
+    let cfg = t.0.join("sh.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "games = [\"gdl/tictactoe.kif\", \"gdl/three_to_fifteen.kif\"]\nplayers = [{a:?}, {b:?}]\n\
+             rounds = 2\nstartclock = 2\nplayclock = 1\nparallel = 2\nout = {:?}\nanchor = \"rand\"\nbootstrap = 50\n",
+            whole.display()
+        ),
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let o = factotum(&["tournament", cfg]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let all = plays(&whole);
+    assert_eq!(all.len(), 8);
+    let mut merged = Vec::new();
+    let mut dirs = Vec::new();
+    for k in 1..=3 {
+        let dir = t.0.join(format!("s{k}"));
+        // Shard 1 directly; 2 and 3 through the cluster script, as a Slurm array task and as
+        // a Kubernetes Indexed Job's pod would run them (0-based indices).
+        let o = match k {
+            1 => factotum(&["tournament", cfg, "--shard", "1/3", "--out", dir.to_str().unwrap()]),
+            _ => {
+                let mut c = Command::new("sh");
+                c.args(["tournaments/cluster/shard.sh", cfg, dir.to_str().unwrap()])
+                    .current_dir(root())
+                    .env("FACTOTUM", env!("CARGO_BIN_EXE_factotum"));
+                if k == 2 {
+                    c.env("SLURM_ARRAY_TASK_ID", "1").env("SLURM_ARRAY_TASK_COUNT", "3");
+                } else {
+                    c.env("JOB_COMPLETION_INDEX", "2").env("SHARDS", "3");
+                }
+                c.output().expect("sh")
+            }
+        };
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("(shard {k} of 3)")), "{}", text(&o));
+        let mine = plays(&dir);
+        assert_eq!(mine.len(), if k < 3 { 3 } else { 2 }, "shard {k}");
+        merged.extend(mine);
+        dirs.push(dir.to_str().unwrap().to_string());
+    }
+    merged.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(merged, all, "the shards play every match once, as the whole run does");
+    let out = t.0.join("merged");
+    let mut args = vec!["report"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = factotum(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let want = std::fs::read_to_string(whole.join("report.md")).unwrap();
+    assert!(want.contains("8 of 8 scheduled matches finished"), "{want}");
+    assert_eq!(std::fs::read_to_string(out.join("report.md")).unwrap(), want);
+    // A shard resumed plays nothing again; bad shards and mixed folders are errors.
+    let o = factotum(&["tournament", cfg, "--shard", "2/3", "--out", &dirs[1]]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("this run: 0 played, 3 skipped"), "{}", text(&o));
+    for bad in ["0/3", "4/3", "x", "1/0"] {
+        let o = factotum(&["tournament", cfg, "--shard", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("--shard takes K/N"), "{}", text(&o));
+    }
+    std::fs::write(Path::new(&dirs[2]).join("tournament.toml"), "name = \"other\"\n").unwrap();
+    let o = factotum(&["report", &dirs[0], &dirs[2]]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not one tournament's"), "{}", text(&o));
+}
+
+/// A record as ggp-base's GameServer writes it for a game from no repository, by hand: no
+/// `gameMetaURL`, no section of ours, a state's facts in hash order, and an extra field of
+/// Tiltyard's. It replays cleanly on the game given; changed, it does not, with the step.
+#[test]
+fn a_ggp_base_record_replays() {
+    let t = Temp::new("replay");
+    let rec = serde_json::json!({
+        "matchId": "Base.rps.1",
+        "randomToken": "abc",
+        "startTime": 1_700_000_000_000u64,
+        "isCompleted": true,
+        "isAborted": false,
+        "states": ["( ( step 0 ) )", "( ( step 1 ) ( played right paper ) ( played left rock ) )"],
+        "moves": [["( throw rock )", "( throw paper )"]],
+        "stateTimes": [1_700_000_000_000u64, 1_700_000_001_000u64],
+        "errors": [["", ""], ["", ""]],
+        "goalValues": [0, 100],
+        "previewClock": -1,
+        "startClock": 10,
+        "playClock": 5,
+        "playerNamesFromHost": ["Alice", "Bob"],
+        "scrambled": false,
+        "matchHostPK": "ignored",
+    });
+    let write = |name: &str, v: &Value| -> String {
+        let p = t.0.join(name);
+        std::fs::write(&p, v.to_string()).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let good = write("good.json", &rec);
+    let o = factotum(&["replay", &good, "--game", "gdl/rock_paper_scissors.kif"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("step 1: left (throw rock) | right (throw paper) | state agrees"), "{out}");
+    assert!(out.contains("the record replays cleanly"), "{out}");
+    // Without the game: the record names none.
+    let o = factotum(&["replay", &good]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("pass --game"), "{}", text(&o));
+    // Each change is caught: an illegal move, a wrong state, wrong goals.
+    let mut illegal = rec.clone();
+    illegal["moves"][0][1] = "( throw lizard )".into();
+    let mut state = rec.clone();
+    state["states"][1] = "( ( step 1 ) ( played right rock ) ( played left rock ) )".into();
+    let mut goals = rec.clone();
+    goals["goalValues"] = serde_json::json!([50, 50]);
+    for (name, v, want) in [
+        ("illegal.json", illegal, "right (throw lizard) ILLEGAL"),
+        ("state.json", state, "state DIFFERS"),
+        ("goals.json", goals, "with goals [50, 50]"),
+    ] {
+        let p = write(name, &v);
+        let o = factotum(&["replay", &p, "--game", "gdl/rock_paper_scissors.kif"]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(want) && out.contains("does NOT agree"), "{name}: {out}");
+    }
+    // JSON for tools; an unreadable record is an error.
+    let o = factotum(&["replay", &good, "--game", "gdl/rock_paper_scissors.kif", "--json"]);
+    let v: Value = serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).expect("json");
+    assert_eq!((v["agrees"].clone(), v["steps"][0]["state_agrees"].clone()), (Value::Bool(true), Value::Bool(true)));
+    let junk = t.0.join("junk.json");
+    std::fs::write(&junk, "{\"moves\": 3}").unwrap();
+    let o = factotum(&["replay", junk.to_str().unwrap(), "--game", "gdl/rock_paper_scissors.kif"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("not a match record"), "{}", text(&o));
+}
+
+/// Every record a tournament writes replays cleanly, naming its own game.
+#[test]
+fn our_records_replay_cleanly() {
+    let t = Temp::new("ours");
+    let a = t.agent("rand.toml", "random", 0.5);
+    let out = t.0.join("out");
+    let rec = run_match("gdl/tictactoe.kif", [&a, &a], (2, 1), &out, "ours.1");
+    assert_eq!(rec["isCompleted"], Value::Bool(true));
+    let o = factotum(&["replay", out.join("ours.1.json").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("the record replays cleanly"), "{}", text(&o));
+}
