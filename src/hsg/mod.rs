@@ -365,6 +365,8 @@ impl Hsg {
         let mut edge_start = Vec::with_capacity(h_count + 1);
         edge_start.push(0u32);
         let mut edge_list: Vec<(u32, u32)> = Vec::new();
+        // One hyperstate's critical actions, before sorting and deduplication (reused).
+        let mut out: Vec<(u32, u32)> = Vec::new();
         let (mut critical, mut reversible) = (0, 0);
         for h in 0..h_count {
             let mut hs = Hyperstate {
@@ -378,7 +380,7 @@ impl Hsg {
                 best: None,
                 closed: true,
             };
-            let first = edge_list.len();
+            out.clear();
             for &s in &members[member_start[h] as usize..member_start[h + 1] as usize] {
                 let node = &ssg.nodes[s as usize];
                 hs.open |= node.open;
@@ -392,19 +394,13 @@ impl Hsg {
                         reversible += 1;
                     } else {
                         critical += 1;
-                        edge_list.push((label, th));
+                        out.push((label, th));
                     }
                 }
             }
-            edge_list[first..].sort_unstable();
-            let mut kept = first;
-            for i in first..edge_list.len() {
-                if i == first || edge_list[i] != edge_list[kept - 1] {
-                    edge_list[kept] = edge_list[i];
-                    kept += 1;
-                }
-            }
-            edge_list.truncate(kept);
+            out.sort_unstable();
+            out.dedup();
+            edge_list.extend_from_slice(&out);
             edge_start.push(edge_list.len() as u32);
             hyper.push(hs);
         }
