@@ -6,6 +6,7 @@
 use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
 use crate::gdl::Game;
+use crate::protocol::message::Sx;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub enum Request {
     Abort {
         id: String,
     },
+    /// ggp-base's `( INFO )`: the reply names the player (see [`info_name`]).
+    Info,
 }
 
 impl Request {
@@ -60,6 +63,7 @@ impl Request {
             Request::Play { id, moves: m } => format!("( PLAY {id} {} )", moves(m)),
             Request::Stop { id, moves: m } => format!("( STOP {id} {} )", moves(m)),
             Request::Abort { id } => format!("( ABORT {id} )"),
+            Request::Info => "( INFO )".to_string(),
         }
     }
 }
@@ -215,8 +219,31 @@ impl PlayerClient for InProcess {
                 self.player = None;
                 Ok("aborted".into())
             }
+            // As `factotum serve` answers it with this configuration.
+            Request::Info => Ok(format!("((name {}) (status available))", self.cfg.name)),
         }
     }
+}
+
+/// Longest name taken from an INFO reply.
+const MAX_NAME: usize = 100;
+
+/// The name an INFO reply gives: ggp-base's `InfoResponse` is a list of `(key value)` pairs,
+/// `((name NAME) (status available))`; the older replies (`available`, `busy`) name nobody.
+/// A name that is not one atom, or is longer than 100 characters, is not taken.
+pub fn info_name(reply: &str) -> Option<String> {
+    let exprs = crate::protocol::message::read(reply).ok()?;
+    let [Sx::List(pairs, _)] = exprs.as_slice() else { return None };
+    pairs.iter().find_map(|p| match p {
+        Sx::List(kv, _) => match kv.as_slice() {
+            [Sx::Atom(k), Sx::Atom(v)] if k.eq_ignore_ascii_case("name") => {
+                let v = v.trim_matches('"');
+                (!v.is_empty() && v.chars().count() <= MAX_NAME).then(|| v.to_string())
+            }
+            _ => None,
+        },
+        Sx::Atom(_) => None,
+    })
 }
 
 type Reply = (u64, Result<String, Failure>, Notes);

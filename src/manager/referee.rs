@@ -1,11 +1,12 @@
 //! One match, run as ggp-base's `GameServer` runs it: START to every player (start clock),
 //! then PLAY with the previous joint move (`NIL` first) until the game ends (play clock + 1 s
-//! per request), then STOP. The referee is our own engine (the propnet, else the
+//! per request), then STOP. Before START, an INFO asks each player its name for the record
+//! (as ggp-base's tools name players). The referee is our own engine (the propnet, else the
 //! interpreter). A late, illegal or unparseable reply, or a connection error, is replaced by a
 //! seeded random legal move and recorded (`TO`, `IL reply`, `CE`). The record is written
 //! atomically after every step.
 
-use super::client::{Failure, InProcess, PlayerClient, Request, Seat};
+use super::client::{info_name, Failure, InProcess, PlayerClient, Request, Seat};
 use super::record::{self, Extras, MatchRecord};
 use super::remote::HttpPlayer;
 use super::PlayerSpec;
@@ -27,6 +28,8 @@ pub const MAX_STEPS: usize = 10_000;
 const REFEREE_BUILD: Duration = Duration::from_secs(60);
 /// ggp-base gives PLAY (and here STOP) the play clock plus one second.
 pub const PLAY_SLACK: Duration = Duration::from_secs(1);
+/// How long the referee waits for the players' INFO replies before START.
+const INFO_WAIT: Duration = Duration::from_secs(2);
 
 /// Everything a match needs.
 #[derive(Clone)]
@@ -188,6 +191,28 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
         let traps = out.map(|dir| record::traps_path(dir, &spec.id));
         let c = client(p, spec.seed ^ (r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d), traps, &spec.game_path)?;
         seats.push(Seat::new(c, tracing::info_span!("player", role = %roles[r], name = %p.label())));
+    }
+
+    // INFO first, as ggp-base's tools learn a player's name: the record names each player
+    // as it names itself (our own section keeps the URL or agent file). Not on the start
+    // clock; a player that does not say its name keeps its label.
+    let deadline = Instant::now() + INFO_WAIT;
+    for seat in seats.iter_mut() {
+        seat.send(Request::Info, deadline);
+    }
+    for (r, seat) in seats.iter_mut().enumerate() {
+        match seat.wait(deadline) {
+            Ok(reply) => match info_name(&reply) {
+                Some(name) => rec.player_names_from_host[r] = name,
+                None => {
+                    tracing::debug!(role = %roles[r], reply = %reply.chars().take(200).collect::<String>(), "info: no name")
+                }
+            },
+            Err(f) => tracing::debug!(role = %roles[r], failure = %f, "info"),
+        }
+    }
+    if super::interrupted() {
+        return Ok(interrupted(rec, &mut seats, out));
     }
 
     // START: the start clock, as ggp-base (no slack).

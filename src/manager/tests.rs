@@ -141,9 +141,33 @@ fn requests_print_as_ggp_base_does() {
     let moves = Some(vec!["( mark 1 1 )".to_string(), "noop".to_string()]);
     assert_eq!(Request::Play { id: "m".into(), moves: moves.clone() }.text(), "( PLAY m (( mark 1 1 ) noop ) )");
     assert_eq!(Request::Stop { id: "m".into(), moves }.text(), "( STOP m (( mark 1 1 ) noop ) )");
-    for text in [start.text(), Request::Play { id: "m".into(), moves: None }.text()] {
+    assert_eq!(Request::Info.text(), "( INFO )");
+    for text in [start.text(), Request::Play { id: "m".into(), moves: None }.text(), Request::Info.text()] {
         assert!(crate::protocol::message::parse(&text).is_ok(), "{text}");
     }
+}
+
+#[test]
+fn info_replies_name_players_as_ggp_base_writes_them() {
+    use super::client::info_name;
+    assert_eq!(info_name("((name Sancho) (status available))").as_deref(), Some("Sancho"));
+    assert_eq!(info_name("( ( STATUS busy ) ( NAME \"TurboTurtle\" ) )").as_deref(), Some("TurboTurtle"));
+    assert_eq!(info_name("((status available) (species alien) (name x-1))").as_deref(), Some("x-1"));
+    // Older replies, and what is not a name.
+    for reply in [
+        "available",
+        "busy",
+        "",
+        "((status available))",
+        "((name (a b)))",
+        "((name))",
+        "(name x)",
+        "((name x) y",
+        "done",
+    ] {
+        assert_eq!(info_name(reply), None, "{reply}");
+    }
+    assert_eq!(info_name(&format!("((name {}))", "n".repeat(101))), None);
 }
 
 #[test]

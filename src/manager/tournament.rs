@@ -203,9 +203,9 @@ impl Tournament {
     }
 
     /// The record of a scheduled match if it is finished (completed, or aborted other than
-    /// by an interruption of the manager) and was
-    /// played by the same players on the same rules and clocks (agent settings other than
-    /// their names are not compared).
+    /// by an interruption of the manager) and was played by the same players (the same
+    /// agent files or URLs, as the record's own section keeps them; the files' settings are
+    /// not compared) on the same rules and clocks.
     pub fn finished(&self, s: &Scheduled) -> Option<MatchRecord> {
         if self.record_dirs.is_empty() {
             return self.finished_in(&self.out, s);
@@ -215,8 +215,10 @@ impl Tournament {
 
     fn finished_in(&self, dir: &Path, s: &Scheduled) -> Option<MatchRecord> {
         let rec = MatchRecord::load(&dir.join(format!("{}.json", s.spec.id)))?;
+        // Players are known by how they were given (agent file or URL), not by the names
+        // they give themselves (two copies of one program share a name).
         let same_players =
-            rec.player_names_from_host.iter().map(String::as_str).eq(s.spec.players.iter().map(|p| p.label()));
+            rec.factotum.players.iter().map(String::as_str).eq(s.spec.players.iter().map(|p| p.source()));
         let same_rules = rec.factotum.rules_hash == super::record::fnv1a(s.spec.rules.as_bytes());
         let same_clocks = (rec.start_clock, rec.play_clock) == (s.spec.start_clock, s.spec.play_clock);
         let over = rec.is_completed || (rec.is_aborted && !rec.factotum.interrupted);

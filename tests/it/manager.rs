@@ -153,7 +153,9 @@ fn match_between_in_process_agents_writes_a_replayable_record() {
     check_record(&rec, "gdl/tictactoe.kif");
     assert_eq!(rec["matchId"], "it.match");
     assert_eq!((rec["startClock"].as_i64(), rec["playClock"].as_i64()), (Some(3), Some(1)));
-    assert_eq!(strings(&rec["playerNamesFromHost"]), vec!["mcts", "random"]);
+    // Players as they name themselves (the INFO reply), their files in our own section.
+    assert_eq!(strings(&rec["playerNamesFromHost"]), vec!["mcts.toml", "random.toml"]);
+    assert_eq!(strings(&rec["factotum"]["players"]), vec![a.clone(), b.clone()]);
     // In-process agents on 1 s clocks answer in time: no errors.
     assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
     // MCTS does not lose tic-tac-toe to random.
@@ -186,12 +188,13 @@ fn match_against_factotum_serve_over_http() {
     {
         let rec = run_match(game, players, (3, 1), &out, "it.serve");
         check_record(&rec, game);
-        let names = strings(&rec["playerNamesFromHost"]);
-        assert!(names.contains(&format!("127.0.0.1_{}", srv.addr.port())), "{names:?}");
+        // The server named itself in its INFO reply (its agent's name); the URL is kept.
+        let sources = strings(&rec["factotum"]["players"]);
+        let remote = sources.iter().position(|p| *p == url).expect("the URL is recorded");
+        assert_eq!(strings(&rec["playerNamesFromHost"])[remote], "factotum", "{rec}");
         // Our server answers every request in time with a legal move.
         assert!(rec["errors"].as_array().unwrap().iter().all(|e| strings(e).iter().all(String::is_empty)), "{rec}");
         // The remote player says nothing of its playouts or iterations; the in-process one does.
-        let remote = names.iter().position(|n| n.starts_with("127.0.0.1_")).unwrap();
         assert_eq!(rec["factotum"]["playouts"][remote], "", "{}", rec["factotum"]);
         assert_eq!(rec["factotum"]["playouts"][1 - remote], "none", "{}", rec["factotum"]);
         assert!(rec["factotum"]["iterations"].as_array().unwrap().iter().all(|m| m[remote] == 0));
@@ -284,6 +287,8 @@ fn misbehaving_player_gets_errors_recorded_and_the_match_completes() {
     assert_eq!(&o_errs[3..6], ["CE", "CE", "CE"], "{o_errs:?}");
     assert!(errors.iter().all(|e| e[0].is_empty()), "x had errors: {errors:?}");
     assert!(plays.load(Ordering::SeqCst) >= 6);
+    // A player whose INFO reply names nobody keeps its label.
+    assert_eq!(strings(&rec["playerNamesFromHost"])[1], format!("127.0.0.1_{}", addr.port()));
     // Nobody listening: every request is a connection error.
     let refused = |dir: &Path| run_match("gdl/tictactoe.kif", [&a, "http://127.0.0.1:9"], (1, 1), dir, "it.refused");
     let rec = refused(&out);
@@ -686,7 +691,8 @@ fn an_interrupted_match_aborts_its_players_and_keeps_its_record() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     let got = seen.lock().unwrap().clone();
-    assert!(got.first().is_some_and(|m| m.contains("START")), "{got:?}");
+    assert!(got.first().is_some_and(|m| m.contains("INFO")), "{got:?}");
+    assert!(got.get(1).is_some_and(|m| m.contains("START")), "{got:?}");
     assert!(got.last().is_some_and(|m| m.contains("ABORT IT.INT")), "the remote player is told: {got:?}");
     let rec = load(&out.join("it.int.json"));
     assert_eq!(rec["isAborted"], true);
