@@ -40,3 +40,4 @@ pub mod protocol;
 pub mod search;
 pub mod similarity;
 pub mod traps;
+pub mod web;

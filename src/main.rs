@@ -20,6 +20,7 @@ use factotum::interp::Interpreter;
 use factotum::manager;
 use factotum::propnet::{self, Budget};
 use factotum::protocol::{self, ServerConfig};
+use factotum::web::WebConfig;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -365,6 +366,36 @@ enum Cmd {
         /// (summarise it with `factotum traps --log FILE`).
         #[arg(long, value_name = "FILE")]
         trap_log: Option<PathBuf>,
+        /// The web view (GET / on the same port) lets a person play the agent at the games
+        /// (`.kif` files) of DIR.
+        #[arg(long, value_name = "DIR")]
+        games: Option<PathBuf>,
+        /// Where those matches' records go.
+        #[arg(long, value_name = "DIR", default_value = "matches/kiosk")]
+        kiosk_out: PathBuf,
+        /// The web view also browses the recorded matches and tournament reports in DIR.
+        #[arg(long, value_name = "DIR")]
+        records: Option<PathBuf>,
+    },
+    /// The web view over recorded matches and tournament reports: a page per folder (its
+    /// tournament's ratings chart and tables), a replay per match. Open http://HOST:PORT/.
+    View {
+        /// A folder of match records (subfolders two levels down are listed too).
+        dir: PathBuf,
+        #[arg(long, default_value_t = 9148)]
+        port: u16,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Also let a person play an agent at the games of DIR (with `--agent`).
+        #[arg(long, value_name = "DIR")]
+        games: Option<PathBuf>,
+        /// The agent people play (with `--games`).
+        #[arg(long, default_value = "agents/mcts.toml")]
+        agent: PathBuf,
+        /// Where those matches' records go.
+        #[arg(long, value_name = "DIR", default_value = "matches/kiosk")]
+        kiosk_out: PathBuf,
     },
     /// The trap-avoidance suite: trap positions (by the exact trap finder) taken from the
     /// match records in DIR (real play), searched by each agent at each iteration budget;
@@ -728,17 +759,63 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Serve { port, host, agent, max_matches, max_connections, match_expiry, trap_log } => {
+        Cmd::Serve {
+            port,
+            host,
+            agent,
+            max_matches,
+            max_connections,
+            match_expiry,
+            trap_log,
+            games,
+            kiosk_out,
+            records,
+        } => {
             let agent = AgentConfig::load(&agent).map_err(anyhow::Error::msg)?;
             if !(match_expiry.is_finite() && match_expiry >= 0.0) {
                 anyhow::bail!("--match-expiry must be a finite number of seconds >= 0, not {match_expiry}");
             }
             let match_expiry = Duration::from_secs_f64(match_expiry);
             let trap_log = trap_log.map(|p| TrapLog::open(&p)).transpose().map_err(anyhow::Error::msg)?;
-            let cfg =
-                ServerConfig { agent, max_matches, max_connections, match_expiry, trap_log, ..ServerConfig::default() };
+            for d in games.iter().chain(&records) {
+                if !d.is_dir() {
+                    anyhow::bail!("{}: not a folder", d.display());
+                }
+            }
+            let web = WebConfig { agent: None, records, games, kiosk_out: Some(kiosk_out) };
+            let cfg = ServerConfig {
+                agent,
+                max_matches,
+                max_connections,
+                match_expiry,
+                trap_log,
+                web,
+                ..ServerConfig::default()
+            };
             protocol::serve(&format!("{host}:{port}"), cfg, |addr| {
-                println!("factotum listening on {addr}: register http://HOST:{} with the game manager", addr.port());
+                println!(
+                    "factotum listening on {addr}: register http://HOST:{} with the game manager; web view at http://HOST:{}/",
+                    addr.port(),
+                    addr.port()
+                );
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::View { dir, port, host, games, agent, kiosk_out } => {
+            for d in std::iter::once(&dir).chain(&games) {
+                if !d.is_dir() {
+                    anyhow::bail!("{}: not a folder", d.display());
+                }
+            }
+            // The kiosk's agent is only needed (and only read) when people may play.
+            let agent = match &games {
+                Some(_) => Some(AgentConfig::load(&agent).map_err(anyhow::Error::msg)?),
+                None => None,
+            };
+            let web = WebConfig { agent, records: Some(dir), games, kiosk_out: Some(kiosk_out) };
+            let cfg = ServerConfig { plays: false, web, ..ServerConfig::default() };
+            protocol::serve(&format!("{host}:{port}"), cfg, |addr| {
+                println!("factotum view: open http://{addr}/");
             })?;
             Ok(ExitCode::SUCCESS)
         }

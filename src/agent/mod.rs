@@ -414,7 +414,32 @@ pub trait Player: Send {
     /// The playouts it searches with (`random`, `mast`, `batch`, `+decisive`): its
     /// configuration's, or meta-gaming's choice.
     fn playout(&self) -> String;
+    /// What a person watching sees: the state, its legal moves, and the last search's
+    /// statistics at its root.
+    fn view(&mut self) -> PlayerView;
 }
+
+/// The match as one player sees it (for the web view): the current state's facts, the
+/// role's legal moves there, and the moves of the last search's root, most visited first.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PlayerView {
+    pub step: usize,
+    pub state: Vec<String>,
+    pub terminal: bool,
+    pub legal: Vec<String>,
+    pub best: Vec<MoveStat>,
+}
+
+/// A root move of a search: its visits and mean reward (0..=1).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MoveStat {
+    pub text: String,
+    pub visits: u64,
+    pub value: f64,
+}
+
+/// How many root moves a [`PlayerView`] keeps.
+const VIEW_MOVES: usize = 8;
 
 struct GamePlayer<M: StateMachine> {
     machine: M,
@@ -513,6 +538,27 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
     }
     fn goals(&mut self) -> Vec<Option<u32>> {
         (0..self.machine.roles().len()).map(|r| self.machine.goal(&self.state, r)).collect()
+    }
+    fn view(&mut self) -> PlayerView {
+        let terminal = self.machine.is_terminal(&self.state);
+        let legal = if terminal {
+            Vec::new()
+        } else {
+            self.machine.legal_moves(&self.state, self.role, &mut self.legal);
+            self.legal.iter().map(|&m| self.machine.move_text(m)).collect()
+        };
+        let mut root = self.search.root_moves(self.role);
+        root.sort_by_key(|m| std::cmp::Reverse(m.1));
+        let best = root
+            .into_iter()
+            .take(VIEW_MOVES)
+            .map(|(mv, n, w)| MoveStat {
+                text: self.machine.move_text(mv),
+                visits: n,
+                value: if n == 0 { 0.0 } else { w / n as f64 },
+            })
+            .collect();
+        PlayerView { step: self.step, state: self.machine.state_facts(&self.state), terminal, legal, best }
     }
     fn take_traps(&mut self, match_id: &str, game: &str) -> Vec<trap_log::TrapEvent> {
         let found = self.search.take_traps();
@@ -911,6 +957,9 @@ impl Player for Upgrading {
     }
     fn playout(&self) -> String {
         self.current.playout()
+    }
+    fn view(&mut self) -> PlayerView {
+        self.current.view()
     }
 }
 

@@ -60,6 +60,9 @@ pub enum PlayerSpec {
     Agent { path: String, label: String, cfg: AgentConfig },
     /// A GGP player over HTTP.
     Remote { url: String, label: String },
+    /// A person, whose client the caller hands the referee ([`referee::run_match_with`]);
+    /// recorded with ggp-base's `isPlayerHuman`.
+    Human { label: String },
 }
 
 impl PlayerSpec {
@@ -85,21 +88,24 @@ impl PlayerSpec {
     /// A short name: the agent file's stem, or the URL's host and port.
     pub fn label(&self) -> &str {
         match self {
-            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } => label,
+            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } | PlayerSpec::Human { label } => label,
         }
     }
 
     pub fn set_label(&mut self, l: String) {
         match self {
-            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } => *label = l,
+            PlayerSpec::Agent { label, .. } | PlayerSpec::Remote { label, .. } | PlayerSpec::Human { label } => {
+                *label = l
+            }
         }
     }
 
-    /// As given: the TOML path or the URL.
+    /// As given: the TOML path or the URL (`human` for a person).
     pub fn source(&self) -> &str {
         match self {
             PlayerSpec::Agent { path, .. } => path,
             PlayerSpec::Remote { url, .. } => url,
+            PlayerSpec::Human { .. } => "human",
         }
     }
 }

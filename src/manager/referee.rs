@@ -78,6 +78,7 @@ fn client(spec: &PlayerSpec, seed: u64, traps: Option<PathBuf>, game: &str) -> R
             Box::new(c)
         }
         PlayerSpec::Remote { url, .. } => Box::new(HttpPlayer::new(url)?),
+        PlayerSpec::Human { label } => return Err(format!("{label}: a person's seat needs its client")),
     })
 }
 
@@ -85,16 +86,22 @@ fn client(spec: &PlayerSpec, seed: u64, traps: Option<PathBuf>, game: &str) -> R
 /// step). `Err` only when the match cannot be set up (wrong number of players, rules the
 /// referee cannot build); a game that breaks down midway gives an aborted record.
 pub fn run_match(spec: &MatchSpec) -> Result<MatchRecord, String> {
+    run_match_with(spec, Vec::new())
+}
+
+/// [`run_match`], with the clients of some seats given: `given[r]`, when there and `Some`,
+/// plays role `r` (a person's seat, [`PlayerSpec::Human`], needs one).
+pub fn run_match_with(spec: &MatchSpec, given: Vec<Option<Box<dyn PlayerClient>>>) -> Result<MatchRecord, String> {
     let budget = Budget { deadline: Some(Instant::now() + REFEREE_BUILD), ..Budget::default() };
     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| propnet::build(&spec.game, &budget)));
     match built {
-        Ok(Ok((m, _))) => run_on(m, "propnet", spec),
+        Ok(Ok((m, _))) => run_on(m, "propnet", spec, given),
         other => {
             if let Ok(Err(e)) = other {
                 tracing::warn!(error = %e, "referee: propnet not built; using the interpreter");
             }
             let m = Interpreter::new(&spec.game).map_err(|e| format!("referee: {e}"))?;
-            run_on(m, "interp", spec)
+            run_on(m, "interp", spec, given)
         }
     }
 }
@@ -126,7 +133,12 @@ fn parse_reply<M: StateMachine>(m: &M, legal: &[M::Move], reply: &str) -> Option
         .or_else(|| legal.iter().copied().find(|&mv| same_move(&printed, &m.move_text(mv))))
 }
 
-fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<MatchRecord, String> {
+fn run_on<M: StateMachine>(
+    mut m: M,
+    engine: &str,
+    spec: &MatchSpec,
+    mut given: Vec<Option<Box<dyn PlayerClient>>>,
+) -> Result<MatchRecord, String> {
     let roles = m.roles().to_vec();
     if spec.players.len() != roles.len() {
         return Err(format!("{} player(s) for {} role(s) ({})", spec.players.len(), roles.len(), roles.join(" ")));
@@ -160,7 +172,7 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
         start_clock: spec.start_clock,
         play_clock: spec.play_clock,
         player_names_from_host: spec.players.iter().map(|p| p.label().to_string()).collect(),
-        is_player_human: vec![false; roles.len()],
+        is_player_human: spec.players.iter().map(|p| matches!(p, PlayerSpec::Human { .. })).collect(),
         tournament_name_from_host: spec.tournament.clone(),
         scrambled: false,
         factotum: Extras {
@@ -189,7 +201,10 @@ fn run_on<M: StateMachine>(mut m: M, engine: &str, spec: &MatchSpec) -> Result<M
     let mut seats = Vec::with_capacity(roles.len());
     for (r, p) in spec.players.iter().enumerate() {
         let traps = out.map(|dir| record::traps_path(dir, &spec.id));
-        let c = client(p, spec.seed ^ (r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d), traps, &spec.game_path)?;
+        let c = match given.get_mut(r).and_then(Option::take) {
+            Some(c) => c,
+            None => client(p, spec.seed ^ (r as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d), traps, &spec.game_path)?,
+        };
         seats.push(Seat::new(c, tracing::info_span!("player", role = %roles[r], name = %p.label())));
     }
 

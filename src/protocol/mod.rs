@@ -25,6 +25,8 @@ use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
 use crate::gdl::Game;
 use crate::search::Limit;
+use crate::web::live::{Live, LiveMatch};
+use crate::web::{Web, WebConfig};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -63,6 +65,10 @@ pub struct ServerConfig {
     pub match_expiry: Duration,
     /// Where the traps the searches detect are logged (JSON Lines), if anywhere.
     pub trap_log: Option<TrapLog>,
+    /// Answers the GGP protocol (`factotum view` serves only the web view).
+    pub plays: bool,
+    /// The web view served on the same port (its agent is this server's when it plays).
+    pub web: WebConfig,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +82,8 @@ impl Default for ServerConfig {
             max_connections: 256,
             match_expiry: Duration::from_secs(60),
             trap_log: None,
+            plays: true,
+            web: WebConfig::default(),
         }
     }
 }
@@ -87,13 +95,33 @@ struct Slot {
     game: String,
 }
 
-/// Writes the traps `p`'s searches detected to `log`, or only their one-line summaries to
-/// the `info` log when there is no trap log.
-fn log_traps(p: &mut dyn Player, log: Option<&TrapLog>, id: &str, game: &str) {
-    for e in &p.take_traps(id, game) {
-        match log {
-            Some(log) => log.write(e),
-            None => trap_log::info_line(e),
+/// Who hears of a match's progress: the trap log and the web view's live matches.
+#[derive(Clone)]
+struct Watchers {
+    log: Option<TrapLog>,
+    live: Option<Arc<Live>>,
+}
+
+impl Watchers {
+    /// Writes the traps `p`'s searches detected to the trap log, or only their one-line
+    /// summaries to the `info` log when there is none, and lists them on the match's page.
+    fn traps(&self, p: &mut dyn Player, id: &str, game: &str) {
+        let events = p.take_traps(id, game);
+        for e in &events {
+            match &self.log {
+                Some(log) => log.write(e),
+                None => trap_log::info_line(e),
+            }
+        }
+        if let Some(live) = &self.live {
+            live.traps(id, &events);
+        }
+    }
+
+    /// Shows the match on the web view.
+    fn show(&self, id: &str, f: impl FnOnce(&mut LiveMatch)) {
+        if let Some(live) = &self.live {
+            live.update(id, f);
         }
     }
 }
@@ -154,6 +182,7 @@ pub struct PonderStats {
 /// The player's shared state.
 pub struct Server {
     cfg: ServerConfig,
+    web: Arc<Web>,
     matches: Mutex<HashMap<String, Entry>>,
     seq: AtomicU64,
     ponder: Arc<PonderStats>,
@@ -165,7 +194,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Server {
     pub fn new(cfg: ServerConfig) -> Arc<Server> {
+        let mut web = cfg.web.clone();
+        if cfg.plays {
+            web.agent = Some(cfg.agent.clone());
+        }
         Arc::new(Server {
+            web: Arc::new(Web::new(web)),
             cfg,
             matches: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
@@ -177,6 +211,15 @@ impl Server {
     pub fn ponder_stats(&self) -> (u64, u64, u64) {
         let p = &self.ponder;
         (p.runs.load(Ordering::Relaxed), p.iterations.load(Ordering::Relaxed), p.interrupted.load(Ordering::Relaxed))
+    }
+
+    /// The web view's state (its live matches).
+    pub fn web(&self) -> &Arc<Web> {
+        &self.web
+    }
+
+    fn watchers(&self) -> Watchers {
+        Watchers { log: self.cfg.trap_log.clone(), live: self.cfg.plays.then(|| self.web.live.clone()) }
     }
 
     fn full(&self) -> bool {
@@ -292,7 +335,7 @@ impl Server {
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let stats = self.ponder.clone();
         let sp_id = id.clone();
-        let traps = self.cfg.trap_log.clone();
+        let watch = self.watchers();
         tokio::task::spawn_blocking(move || {
             let _e = sp.enter();
             let mut guard = guard;
@@ -309,6 +352,11 @@ impl Server {
             match new_player(&game, &role, &cfg, seed, build_deadline) {
                 Ok(mut p) => {
                     *lock(&fb) = p.first_legal().map(|m| (0, m));
+                    if let Some(live) = &watch.live {
+                        live.begin(&sp_id, &game_label, &role, p.roles(), false);
+                        let v = p.view();
+                        live.update(&sp_id, |m| m.see(v));
+                    }
                     tracing::info!(engine = p.engine(), build_s = t0.elapsed().as_secs_f64(), "engine built");
                     // Early search: the rest of the start clock grows the tree that the
                     // first play reuses.
@@ -319,10 +367,10 @@ impl Server {
                         }
                     }
                     let _ = tx.send(Ok(()));
-                    log_traps(p.as_mut(), traps.as_ref(), &sp_id, &game_label);
+                    watch.traps(p.as_mut(), &sp_id, &game_label);
                     if cfg.pondering() {
                         ponder(p.as_mut(), ponder_until, &cancel, &stats);
-                        log_traps(p.as_mut(), traps.as_ref(), &sp_id, &game_label);
+                        watch.traps(p.as_mut(), &sp_id, &game_label);
                     }
                     guard.player = Some(p);
                 }
@@ -357,7 +405,7 @@ impl Server {
         let pondering = self.cfg.agent.pondering();
         let stats = self.ponder.clone();
         let fb = fallback.clone();
-        let traps = self.cfg.trap_log.clone();
+        let watch = self.watchers();
         let match_id = id.clone();
         let work = async move {
             let mut guard = slot.lock_owned().await;
@@ -379,28 +427,45 @@ impl Server {
                 }
                 let step = p.step();
                 *lock(&fb) = p.first_legal().map(|m| (step, m));
+                if watch.live.is_some() {
+                    let v = p.view();
+                    watch.show(&match_id, |m| {
+                        m.last_moves = moves.clone();
+                        m.step = v.step;
+                        m.state = v.state;
+                        m.best.clear();
+                    });
+                }
                 let turn = tracing::info_span!("turn", step);
                 let _t = turn.enter();
                 // A forced move is answered at once; the time goes to pondering instead.
                 if pondering {
                     if let Some(only) = p.forced_move() {
                         tracing::info!(chosen = %only, "move (forced: answered at once)");
+                        watch.show(&match_id, |m| m.chosen = Some(only.clone()));
                         let _ = tx.send(Ok(only));
                         ponder(p.as_mut(), ponder_until, &cancel, &stats);
-                        log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
+                        watch.traps(p.as_mut(), &match_id, &game);
                         return;
                     }
                 }
                 let chosen = p.search(Limit::cancellable(search_at, &cancel));
                 if let Ok(s) = &chosen {
                     tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
+                    if watch.live.is_some() {
+                        let v = p.view();
+                        watch.show(&match_id, |m| {
+                            m.chosen = Some(s.text.clone());
+                            m.see(v);
+                        });
+                    }
                 }
                 let ok = chosen.is_ok();
                 let _ = tx.send(chosen.map(|s| s.text));
-                log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
+                watch.traps(p.as_mut(), &match_id, &game);
                 if ok && pondering {
                     ponder(p.as_mut(), ponder_until, &cancel, &stats);
-                    log_traps(p.as_mut(), traps.as_ref(), &match_id, &game);
+                    watch.traps(p.as_mut(), &match_id, &game);
                 }
             });
             rx.await.map_err(|_| "search task failed (no reply)".to_string())?
@@ -442,6 +507,9 @@ impl Server {
         for id in &old {
             if let Some(e) = matches.remove(id) {
                 e.cancel.store(true, Ordering::Relaxed);
+                if let Some(live) = self.watchers().live {
+                    live.finish(id, Some("expired: no message from its game manager".into()));
+                }
                 tracing::warn!(
                     id = %id,
                     idle_s = now.saturating_duration_since(e.last).as_secs_f64(),
@@ -458,6 +526,29 @@ impl Server {
                 // Stop the search if one is running; the engine is dropped when it ends.
                 e.cancel.store(true, Ordering::Relaxed);
                 tracing::info!(id = %id, moves = ?moves, reply, "match over");
+                if let Some(live) = self.watchers().live {
+                    // The page shows the final state once the engine is free to apply the
+                    // last moves.
+                    let (slot, id) = (e.slot.clone(), id.to_string());
+                    let note = (reply == "aborted").then(|| "aborted by the game manager".to_string());
+                    tokio::spawn(async move {
+                        let mut guard = slot.lock_owned().await;
+                        let _ = tokio::task::spawn_blocking(move || {
+                            if let (Some(p), Some(m)) = (guard.player.as_mut(), &moves) {
+                                if p.advance(m).is_ok() {
+                                    let (v, goals) = (p.view(), p.goals());
+                                    live.update(&id, |lm| {
+                                        lm.last_moves = Some(m.clone());
+                                        lm.see(v);
+                                        lm.goals = goals;
+                                    });
+                                }
+                            }
+                            live.finish(&id, note);
+                        })
+                        .await;
+                    });
+                }
                 reply.into()
             }
             None => {
@@ -495,35 +586,84 @@ fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 }
 
 /// One HTTP request: the message from the body (POST) or the path (GET).
+/// A POST's body, within the size and time limits (else the error reply).
+async fn read_body(server: &Server, req: Request<Incoming>) -> Result<String, Response<Full<Bytes>>> {
+    use hyper::body::Body as _;
+    if req.body().size_hint().lower() > server.cfg.max_body as u64 {
+        tracing::warn!(length = req.body().size_hint().lower(), "request body refused: too large");
+        return Err(reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into()));
+    }
+    let body = Limited::new(req.into_body(), server.cfg.max_body).collect();
+    match tokio::time::timeout(server.cfg.body_timeout, body).await {
+        Ok(Ok(b)) => Ok(String::from_utf8_lossy(&b.to_bytes()).trim().to_string()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            tracing::warn!(error = %e, "request body refused: too large");
+            Err(reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into()))
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "request body unreadable");
+            Err(reply(StatusCode::BAD_REQUEST, format!("error: body unreadable: {e}")))
+        }
+        Err(_) => {
+            tracing::warn!(timeout_s = server.cfg.body_timeout.as_secs_f64(), "request body not received in time");
+            Err(reply(StatusCode::REQUEST_TIMEOUT, "error: body not received in time".into()))
+        }
+    }
+}
+
+/// A request of the web view: GET a page, or POST to its API.
+async fn handle_web(server: Arc<Server>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path_and_query().map_or("/".to_string(), |p| p.as_str().to_string());
+    let body = if req.method() == Method::POST {
+        match read_body(&server, req).await {
+            Ok(b) => b,
+            Err(r) => return r,
+        }
+    } else {
+        String::new()
+    };
+    // Pages read folders and parse games: off the async workers.
+    let web = server.web.clone();
+    let p = path.clone();
+    let r = match tokio::task::spawn_blocking(move || web.route(&method, &p, &body)).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(path = %clip(&path), error = %e, "web view: the page failed");
+            return reply(StatusCode::INTERNAL_SERVER_ERROR, "error: the page failed".into());
+        }
+    };
+    let mut resp = Response::new(Full::new(Bytes::from(r.body)));
+    *resp.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = resp.headers_mut();
+    if let Ok(v) = hyper::header::HeaderValue::from_str(r.content_type) {
+        h.insert("Content-type", v);
+    }
+    h.insert("Cache-Control", hyper::header::HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// One HTTP request: the web view's (GET of its pages, POST to `/api/`), or a GGP message
+/// from the body (POST) or the path (GET).
 async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let receipt = Instant::now();
+    let path = req.uri().path();
+    let web = match *req.method() {
+        Method::GET => Web::handles(path),
+        Method::POST => path.starts_with("/api/"),
+        _ => false,
+    };
+    if web {
+        return handle_web(server, req).await;
+    }
+    if !server.cfg.plays && matches!(*req.method(), Method::GET | Method::POST) {
+        return reply(StatusCode::NOT_FOUND, "error: this server shows recorded matches and plays no GGP".into());
+    }
     let text = match *req.method() {
-        Method::POST => {
-            use hyper::body::Body as _;
-            if req.body().size_hint().lower() > server.cfg.max_body as u64 {
-                tracing::warn!(length = req.body().size_hint().lower(), "request body refused: too large");
-                return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into());
-            }
-            let body = Limited::new(req.into_body(), server.cfg.max_body).collect();
-            match tokio::time::timeout(server.cfg.body_timeout, body).await {
-                Ok(Ok(b)) => String::from_utf8_lossy(&b.to_bytes()).trim().to_string(),
-                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                    tracing::warn!(error = %e, "request body refused: too large");
-                    return reply(StatusCode::PAYLOAD_TOO_LARGE, "error: body too large".into());
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "request body unreadable");
-                    return reply(StatusCode::BAD_REQUEST, format!("error: body unreadable: {e}"));
-                }
-                Err(_) => {
-                    tracing::warn!(
-                        timeout_s = server.cfg.body_timeout.as_secs_f64(),
-                        "request body not received in time"
-                    );
-                    return reply(StatusCode::REQUEST_TIMEOUT, "error: body not received in time".into());
-                }
-            }
-        }
+        Method::POST => match read_body(&server, req).await {
+            Ok(b) => b,
+            Err(r) => return r,
+        },
         Method::GET => {
             let path = req.uri().path();
             message::url_decode(path.strip_prefix('/').unwrap_or(path)).trim().to_string()

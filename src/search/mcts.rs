@@ -2052,6 +2052,10 @@ where
     fn similarity_stats(&self) -> Option<SimStats> {
         Some(self.sim.stats)
     }
+
+    fn root_moves(&self, role: usize) -> Vec<(M::Move, u64, f64)> {
+        self.root_stats(role).into_iter().map(|(mv, n, w)| (mv, n as u64, w)).collect()
+    }
 }
 
 /// Root-parallel MCTS's choice from the trees' summed root statistics `(visits, reward sum)`
@@ -2125,19 +2129,7 @@ where
         if let Some(c) = choices.iter().flatten().find(|c| c.proven && c.value.is_some_and(|v| v >= 1.0)) {
             return Some(Choice { iterations, ..c.clone() });
         }
-        // Sum the root visits of every tree, move by move.
-        let mut total: Vec<(M::Move, u64, f64)> = Vec::new();
-        for tree in &self.trees {
-            for (mv, n, w) in tree.root_stats(role) {
-                match total.iter_mut().find(|(m, _, _)| *m == mv) {
-                    Some(t) => {
-                        t.1 += n as u64;
-                        t.2 += w;
-                    }
-                    None => total.push((mv, n as u64, w)),
-                }
-            }
-        }
+        let total = self.root_moves(role);
         // A move any tree has proven keeps that value (proofs are exact, so trees agree).
         let mut proven: Vec<Option<f64>> = vec![None; total.len()];
         for tree in &self.trees {
@@ -2154,6 +2146,23 @@ where
             Some((i, value, proven)) => Some(Choice { mv: total[i].0, value: Some(value), iterations, proven }),
             None => Some(Choice { iterations, ..fallback }),
         }
+    }
+
+    /// The root visits of every tree summed, move by move.
+    fn root_moves(&self, role: usize) -> Vec<(M::Move, u64, f64)> {
+        let mut total: Vec<(M::Move, u64, f64)> = Vec::new();
+        for tree in &self.trees {
+            for (mv, n, w) in tree.root_stats(role) {
+                match total.iter_mut().find(|(m, _, _)| *m == mv) {
+                    Some(t) => {
+                        t.1 += n as u64;
+                        t.2 += w;
+                    }
+                    None => total.push((mv, n as u64, w)),
+                }
+            }
+        }
+        total
     }
 
     /// The trees' traps, each move once (the trees search the same states).

@@ -423,4 +423,8 @@ where
     fn similarity_stats(&self) -> Option<SimStats> {
         self.tree.similarity_stats()
     }
+
+    fn root_moves(&self, role: usize) -> Vec<(M::Move, u64, f64)> {
+        self.tree.root_moves(role)
+    }
 }

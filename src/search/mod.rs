@@ -128,6 +128,11 @@ pub trait Search<M: StateMachine>: Send {
     fn similarity_stats(&self) -> Option<mcts::SimStats> {
         None
     }
+    /// The moves of `role` at the root of the last search, with their visits and reward
+    /// sums (rewards in 0..=1); empty for searchers that keep no statistics.
+    fn root_moves(&self, _role: usize) -> Vec<(M::Move, u64, f64)> {
+        Vec::new()
+    }
 }
 
 /// Goal of `role` in `state` scaled to 0..=1 (an undefined goal counts as 0).

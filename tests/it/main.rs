@@ -5,3 +5,4 @@ mod fuzz;
 mod manager;
 mod protocol;
 mod trap_log;
+mod web;
