@@ -3,10 +3,11 @@
 //! more facts than any other such relation) becomes a grid, the other facts a sorted list.
 //! Games without such a relation get the sorted list alone.
 //!
-//! Orientation follows the common conventions of the public repository's games: with a
-//! letter then a number (`(cell a 1 wp)`, chess-like) the letter is the column and the number
-//! the row, highest row on top; otherwise the first coordinate is the row and the second the
-//! column (`(cell 1 3 x)`: row 1, column 3), first row on top.
+//! Orientation follows the convention most of the public repository's games share, x then y:
+//! the first coordinate is the column, the second the row, the highest row on top (chess's
+//! `(cell a 1 wr)`, connect four's `(cell 4 1 red)` dropped to the bottom, breakthrough's
+//! `(cellholder x y white)` with white at the bottom). A game that writes row then column
+//! (tic-tac-toe's `(cell 1 3 x)`) is drawn transposed, which its labels make readable.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -105,8 +106,6 @@ pub struct Board {
 pub struct Layout {
     relation: String,
     arity: usize,
-    /// Letter columns and number rows (chess-like): the first coordinate is the column.
-    chess: bool,
     rows: Vec<Coord>,
     cols: Vec<Coord>,
 }
@@ -136,16 +135,9 @@ impl Layout {
             .filter(|f| f.name == relation && f.args.len() == arity)
             .filter_map(|f| Some((coord(&f.args[0])?, coord(&f.args[1])?)))
             .collect();
-        let firsts: BTreeSet<Coord> = at.iter().map(|c| c.0).collect();
-        let seconds: BTreeSet<Coord> = at.iter().map(|c| c.1).collect();
-        let chess =
-            firsts.iter().all(|c| matches!(c, Coord::Letter(_))) && seconds.iter().all(|c| matches!(c, Coord::Num(_)));
-        let (rows, cols) = if chess {
-            (seconds.iter().rev().copied().collect(), firsts.iter().copied().collect())
-        } else {
-            (firsts.iter().copied().collect(), seconds.iter().copied().collect())
-        };
-        Some(Layout { relation, arity, chess, rows, cols })
+        let cols: BTreeSet<Coord> = at.iter().map(|c| c.0).collect();
+        let rows: BTreeSet<Coord> = at.iter().map(|c| c.1).collect();
+        Some(Layout { relation, arity, rows: rows.into_iter().rev().collect(), cols: cols.into_iter().collect() })
     }
 }
 
@@ -176,7 +168,7 @@ impl Board {
                 Some((coord(&f.args[0])?, coord(&f.args[1])?, f.args[2..].join(" "), i))
             });
             for (a, b, piece, i) in cells {
-                let (r, c) = if l.chess { (b, a) } else { (a, b) };
+                let (r, c) = (b, a);
                 let (Some(ri), Some(ci)) = (l.rows.iter().position(|x| *x == r), l.cols.iter().position(|x| *x == c))
                 else {
                     continue;
@@ -274,17 +266,20 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_relation_is_drawn_as_a_grid_rows_first() {
+    fn a_cell_relation_is_drawn_as_a_grid_x_then_y_highest_row_on_top() {
         let mut f = Vec::new();
-        for r in 1..=3 {
-            for c in 1..=3 {
-                f.push(format!("( cell {r} {c} {} )", if (r, c) == (1, 3) { "x" } else { "b" }));
+        for x in 1..=3 {
+            for y in 1..=3 {
+                f.push(format!("( cell {x} {y} {} )", if (x, y) == (3, 1) { "x" } else { "b" }));
             }
         }
         f.push("( control oplayer )".into());
         let b = Board::from_facts(&f);
-        assert_eq!((b.relation.as_str(), b.rows.len(), b.cols.len()), ("cell", 3, 3));
-        assert_eq!(b.cells[0][2], "x");
+        assert_eq!(
+            (b.relation.as_str(), b.rows.clone(), b.cols.len()),
+            ("cell", vec!["3".into(), "2".into(), "1".into()], 3)
+        );
+        assert_eq!(b.cells[2][2], "x", "column 3, bottom row");
         assert_eq!(b.cells.iter().flatten().filter(|c| !c.is_empty()).count(), 1, "blanks are empty");
         assert_eq!(b.rest, ["( control oplayer )"]);
         let html = b.html();
@@ -293,11 +288,19 @@ mod tests {
     }
 
     #[test]
-    fn chess_like_coordinates_put_files_in_columns_and_the_highest_rank_on_top() {
+    fn chess_like_coordinates_put_files_in_columns_and_pieces_dropped_to_the_bottom_row() {
         let f = facts(&["( cell a 1 wr )", "( cell b 1 wk )", "( cell a 2 bp )", "( cell b 2 b )", "( step 1 )"]);
         let b = Board::from_facts(&f);
         assert_eq!((b.rows.clone(), b.cols.clone()), (vec!["2".to_string(), "1".into()], vec!["a".into(), "b".into()]));
         assert_eq!(b.cells, vec![vec!["bp".to_string(), String::new()], vec!["wr".into(), "wk".into()]]);
+        // Connect four: a piece dropped in column 4 lies on the bottom row; the replay's
+        // layout (from every state) keeps the grid whole while the first state is empty.
+        let later = facts(&["( cell 4 1 red )", "( cell 4 2 yellow )", "( cell 1 6 red )"]);
+        let l = Layout::of(&later).unwrap();
+        let first = Board::draw(&facts(&["( cell 4 1 red )", "( control yellow )"]), Some(&l));
+        assert_eq!((first.rows.len(), first.cols.len()), (3, 2));
+        assert_eq!(first.cells.last().unwrap(), &vec![String::new(), "red".to_string()]);
+        assert_eq!(first.rest, ["( control yellow )"]);
     }
 
     #[test]

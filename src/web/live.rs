@@ -183,6 +183,27 @@ mod tests {
         live.update("nobody", |m| m.step = 9);
         let m = live.get("m1").unwrap();
         assert_eq!((m.step, m.version, m.over), (2, 1, false));
+        let event = |step| TrapEvent {
+            match_id: "m1".into(),
+            game: "ttt".into(),
+            step,
+            role: "x".into(),
+            state: Vec::new(),
+            state_hash: String::new(),
+            trap_move: "( mark 1 1 )".into(),
+            refutation: Vec::new(),
+            depth: 2,
+            refutation_complete: true,
+            found_by: "solver".into(),
+            hint: None,
+            value: 0.0,
+            chosen: "( mark 2 2 )".into(),
+            avoided: true,
+            time_ms: 0,
+        };
+        live.traps("m1", &(0..TRAPS + 3).map(event).collect::<Vec<_>>());
+        let traps = live.get("m1").unwrap().traps;
+        assert_eq!((traps.len(), traps[0].step, traps[0].avoided), (TRAPS, 3, true), "the newest kept");
         live.finish("m1", Some("aborted".into()));
         assert!(live.get("m1").unwrap().over);
         for i in 0..KEEP + 5 {

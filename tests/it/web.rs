@@ -234,3 +234,58 @@ fn the_web_view_in_a_real_browser() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One HTTP/1.0 request; the status code and the body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(s, "{method} {path} HTTP/1.0\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = out.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string());
+    (status, body)
+}
+
+#[test]
+fn factotum_view_serves_recorded_matches_and_plays_no_ggp() {
+    use std::io::BufRead;
+    let dir = temp("view");
+    let random = dir.join("random.toml");
+    std::fs::write(&random, "name = \"random\"\nkind = \"random\"\nmargin_s = 0.5\n").unwrap();
+    let records = dir.join("t");
+    let r = random.to_str().unwrap();
+    let played = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(["match", "gdl/tictactoe.kif", "--player", r, "--player", r, "--startclock", "1", "--playclock", "1"])
+        .args(["--id", "v.1", "--out", records.to_str().unwrap()])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args(["view", dir.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().trim_start_matches("factotum view: open http://").trim_end_matches('/').to_string();
+    let (status, index) = http(&addr, "GET", "/", "");
+    assert_eq!(status, 200, "{line}");
+    assert!(index.contains("<a href=\"/records/t\">t</a>"), "{index}");
+    let (_, folder) = http(&addr, "GET", "/records/t", "");
+    assert!(folder.contains("<a href=\"/record/t/v.1.json\">v.1</a>"), "{folder}");
+    let (status, replay) = http(&addr, "GET", "/record/t/v.1.json", "");
+    assert_eq!(status, 200);
+    assert!(replay.contains("data-page=\"replay\"") && replay.contains("random as x"), "{replay}");
+    // It plays no GGP, and shows nothing outside its folder.
+    let (status, reply) = http(&addr, "POST", "/", "( info )");
+    assert_eq!(status, 404, "{reply}");
+    assert_eq!(http(&addr, "GET", "/raw/t/../../random.toml", "").0, 404);
+    assert_eq!(http(&addr, "GET", "/play", "").0, 404, "no kiosk without --games");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
