@@ -452,16 +452,18 @@ impl Server {
                 let chosen = p.search(Limit::cancellable(search_at, &cancel));
                 if let Ok(s) = &chosen {
                     tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
-                    if watch.live.is_some() {
-                        let v = p.view();
-                        watch.show(&match_id, |m| {
-                            m.chosen = Some(s.text.clone());
-                            m.see(v);
-                        });
-                    }
                 }
+                let shown = chosen.as_ref().ok().map(|s| s.text.clone());
                 let ok = chosen.is_ok();
                 let _ = tx.send(chosen.map(|s| s.text));
+                // The web view hears of the move once it is on its way.
+                if let (Some(text), true) = (shown, watch.live.is_some()) {
+                    let v = p.view();
+                    watch.show(&match_id, |m| {
+                        m.chosen = Some(text);
+                        m.see(v);
+                    });
+                }
                 watch.traps(p.as_mut(), &match_id, &game);
                 if ok && pondering {
                     ponder(p.as_mut(), ponder_until, &cancel, &stats);
@@ -585,7 +587,6 @@ fn reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     r
 }
 
-/// One HTTP request: the message from the body (POST) or the path (GET).
 /// A POST's body, within the size and time limits (else the error reply).
 async fn read_body(server: &Server, req: Request<Incoming>) -> Result<String, Response<Full<Bytes>>> {
     use hyper::body::Body as _;

@@ -750,6 +750,15 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     let e: TrapEvent = serde_json::from_str(logged.lines().next().expect("an event")).expect("an event");
     assert_eq!((e.match_id.as_str(), e.trap_move.as_str(), e.step), ("it.traps.http", "grab", 0));
     assert!(e.game.starts_with("rules:"), "{}", e.game);
+    // The web view lists the detection on the match's page, and the match as over.
+    let live = srv.server.web().live.get("it.traps.http").expect("the match is on the web view");
+    assert_eq!(live.traps.len(), 1, "{live:?}");
+    assert_eq!((live.traps[0].trap_move.as_str(), live.traps[0].avoided), ("grab", true));
+    let t0 = Instant::now();
+    while !srv.server.web().live.get("it.traps.http").is_some_and(|m| m.over) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the match is not shown over");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// `factotum trapsuite`: the trap position of a recorded match of the planted-trap game is
