@@ -32,6 +32,17 @@ fn clock(ms: u64) -> String {
     format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
 }
 
+/// Where a match stands, in words.
+fn status(m: &LiveMatch) -> &'static str {
+    if m.over {
+        "over"
+    } else if m.waiting {
+        "your move"
+    } else {
+        "playing"
+    }
+}
+
 /// The list of matches being played (and recently over).
 pub fn live_list(ms: &[LiveMatch]) -> String {
     if ms.is_empty() {
@@ -41,13 +52,7 @@ pub fn live_list(ms: &[LiveMatch]) -> String {
         "<table class=\"list\" id=\"live-table\"><tr><th>match</th><th>game</th><th>seat</th><th>step</th><th>state</th><th>started (UTC)</th></tr>",
     );
     for m in ms {
-        let state = if m.over {
-            "over"
-        } else if m.waiting {
-            "your move"
-        } else {
-            "playing"
-        };
+        let state = status(m);
         let _ = write!(
             out,
             "<tr class=\"live\"><td><a href=\"/match/{id}\">{id}</a></td><td>{}</td><td>{}{}</td><td>{}</td><td>{state}</td><td>{}</td></tr>",
@@ -66,13 +71,7 @@ pub fn live_list(ms: &[LiveMatch]) -> String {
 /// The parts of a live match's page, by element id.
 pub fn match_parts(m: &LiveMatch) -> Vec<(&'static str, String)> {
     let mut info = String::new();
-    let status = if m.over {
-        "over"
-    } else if m.waiting {
-        "your move"
-    } else {
-        "playing"
-    };
+    let status = status(m);
     let _ = write!(
         info,
         "<p>Game <b>{}</b>; seat <b>{}</b> of {}; step <b id=\"step\">{}</b>; <span id=\"status\">{status}</span>.</p>",
