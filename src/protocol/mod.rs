@@ -22,7 +22,7 @@
 pub mod message;
 
 use crate::agent::trap_log::{self, TrapLog};
-use crate::agent::{deadlines, new_player, AgentConfig, Player};
+use crate::agent::{deadlines, new_player, AgentConfig, Player, Selected};
 use crate::gdl::Game;
 use crate::search::Limit;
 use crate::web::live::{Live, LiveMatch};
@@ -124,7 +124,37 @@ impl Watchers {
             live.update(id, f);
         }
     }
+
+    fn watched(&self, id: &str) -> bool {
+        self.live.as_ref().is_some_and(|l| l.watched(id))
+    }
+
+    /// Searches until `limit` is over; while a page watches the match, in slices of
+    /// [`WATCH_SLICE`] with the root's statistics shown after each (the searcher keeps its
+    /// tree across the slices, so the search is the same one). Unwatched, one search.
+    fn search(&self, p: &mut dyn Player, limit: Limit<'_>, id: &str) -> Result<Selected, String> {
+        let mut iterations = 0;
+        while self.watched(id) {
+            let end = (Instant::now() + WATCH_SLICE).min(limit.deadline);
+            let mut s = p.search(Limit { deadline: end, ..limit })?;
+            iterations += s.iterations;
+            // Over: the deadline, the cancel flag, or a search that stopped early (proved).
+            let early = Instant::now() + Duration::from_millis(5) < end;
+            if end >= limit.deadline || early || limit.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                s.iterations = iterations;
+                return Ok(s);
+            }
+            let v = p.view();
+            self.show(id, |m| m.see(v));
+        }
+        let mut s = p.search(limit)?;
+        s.iterations += iterations;
+        Ok(s)
+    }
 }
+
+/// How often a watched match's page sees its search's root statistics.
+pub const WATCH_SLICE: Duration = Duration::from_millis(500);
 
 struct Entry {
     slot: Arc<tokio::sync::Mutex<Slot>>,
@@ -449,7 +479,7 @@ impl Server {
                         return;
                     }
                 }
-                let chosen = p.search(Limit::cancellable(search_at, &cancel));
+                let chosen = watch.search(p.as_mut(), Limit::cancellable(search_at, &cancel), &match_id);
                 if let Ok(s) = &chosen {
                     tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
                 }

@@ -12,6 +12,8 @@ use std::sync::Mutex;
 pub const KEEP: usize = 50;
 /// Trap notes kept per match.
 const TRAPS: usize = 100;
+/// A match is watched while a page asked for it within this long (pages poll every 400 ms).
+pub const WATCHED_MS: u64 = 3000;
 
 /// A trap the search detected, as the page lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -71,6 +73,9 @@ pub struct LiveMatch {
     pub note: Option<String>,
     /// Bumped at every change (pages redraw when it moves).
     pub version: u64,
+    /// When a page last asked for the match (ms since the epoch; see [`Live::watched`]).
+    #[serde(skip)]
+    pub viewed_ms: u64,
 }
 
 impl LiveMatch {
@@ -163,6 +168,20 @@ impl Live {
         self.lock().iter().find(|m| m.id == id).cloned()
     }
 
+    /// Match `id` as a page asks for it: noted as watched.
+    pub fn view(&self, id: &str) -> Option<LiveMatch> {
+        let mut ms = self.lock();
+        let m = ms.iter_mut().find(|m| m.id == id)?;
+        m.viewed_ms = now_ms();
+        Some(m.clone())
+    }
+
+    /// Whether a page asked for match `id` within the last [`WATCHED_MS`]: the server then
+    /// shows its search as it goes.
+    pub fn watched(&self, id: &str) -> bool {
+        self.lock().iter().any(|m| m.id == id && now_ms().saturating_sub(m.viewed_ms) < WATCHED_MS)
+    }
+
     /// Every match kept, newest first.
     pub fn list(&self) -> Vec<LiveMatch> {
         let mut v = self.lock().clone();
@@ -183,6 +202,8 @@ mod tests {
         live.update("nobody", |m| m.step = 9);
         let m = live.get("m1").unwrap();
         assert_eq!((m.step, m.version, m.over), (2, 1, false));
+        assert!(!live.watched("m1"), "no page asked yet");
+        assert!(live.view("m1").is_some() && live.watched("m1") && !live.watched("nobody"));
         let event = |step| TrapEvent {
             match_id: "m1".into(),
             game: "ttt".into(),

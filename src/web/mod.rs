@@ -117,7 +117,7 @@ impl Web {
                     Err(e) => reply(409, TEXT, e),
                 };
             }
-            return match self.live.get(rest) {
+            return match self.live.view(rest) {
                 Some(m) => {
                     let parts: serde_json::Map<String, serde_json::Value> =
                         pages::match_parts(&m).into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
@@ -183,7 +183,7 @@ impl Web {
 
     fn route_more(&self, path: &str) -> WebReply {
         if let Some(id) = path.strip_prefix("/match/") {
-            return match self.live.get(id) {
+            return match self.live.view(id) {
                 Some(m) => reply(200, HTML, pages::match_page(&m)),
                 None => not_found(id),
             };

@@ -289,3 +289,39 @@ fn factotum_view_serves_recorded_matches_and_plays_no_ggp() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A watched match's page sees the search as it goes: while the server searches a 4 s play
+/// clock, its root moves' visits grow on the page before the move is sent (an unwatched
+/// search shows them only once it is over).
+#[test]
+fn a_watched_search_shows_its_root_moves_as_it_goes() {
+    let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.5, ..AgentConfig::default() };
+    let srv = spawn("127.0.0.1:0", ServerConfig { agent, ..ServerConfig::default() }).expect("bind");
+    let addr = srv.addr.to_string();
+    // Connect four: not solved in the 3.5 s searched.
+    let kif = std::fs::read_to_string(root().join("gdl/connect4.kif")).unwrap();
+    let rules = factotum::manager::referee::rules_text(&kif).unwrap();
+    let (status, ready) = http(&addr, "POST", "/", &format!("(start w.1 red ({rules}) 1 4)"));
+    assert_eq!((status, ready.trim()), (200, "ready"));
+    let visits = || -> (usize, u64, bool) {
+        let (_, body) = http(&addr, "GET", "/api/match/w.1", "");
+        let v: Value = serde_json::from_str(&body).expect("JSON");
+        let m = &v["match"];
+        let n = m["best"].as_array().unwrap().iter().map(|b| b["visits"].as_u64().unwrap()).sum();
+        (m["step"].as_u64().unwrap() as usize, n, m["chosen"].is_null())
+    };
+    visits(); // the page opens: the match is watched from now on
+    let a = addr.clone();
+    let play = std::thread::spawn(move || http(&a, "POST", "/", "(play w.1 nil)"));
+    std::thread::sleep(Duration::from_millis(1300));
+    let (step, early, none_chosen) = visits();
+    std::thread::sleep(Duration::from_millis(1100));
+    let (_, later, still_none) = visits();
+    assert!(!play.is_finished(), "the move is not sent yet");
+    assert_eq!(step, 0);
+    assert!(none_chosen && still_none, "no move chosen yet");
+    assert!(early > 0 && later > early, "visits {early} then {later}");
+    let (status, mv) = play.join().unwrap();
+    assert_eq!(status, 200);
+    assert!(mv.contains("drop"), "{mv}");
+}
