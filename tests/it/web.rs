@@ -89,8 +89,16 @@ async fn screenshot(c: &Client, name: &str) {
     }
 }
 
+/// Runs `script` (given `css` as `arguments[0]`) in the page at once: the pages swap their
+/// parts as the match goes, so an element found in one command may be gone by the next.
+async fn js(c: &Client, script: &str, css: &str) -> Value {
+    c.execute(script, vec![Value::String(css.into())]).await.unwrap_or_else(|e| panic!("{css}: {e}"))
+}
+
+/// The text of the element `css` selects.
 async fn text(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+    let v = js(c, "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;", css).await;
+    v.as_str().unwrap_or_else(|| panic!("no {css} on the page")).to_string()
 }
 
 /// Waits (at most `secs`) until `ready` holds, polling every 100 ms.
@@ -155,15 +163,15 @@ fn the_web_view_in_a_real_browser() {
         // The index lists the live match, and its page follows the match as it goes.
         c.goto(&format!("{base}/")).await.unwrap();
         assert_eq!(c.title().await.unwrap(), "Factotum");
-        let link = c
-            .wait()
+        c.wait()
             .at_most(Duration::from_secs(20))
             .for_element(Locator::Css("#live-table a"))
             .await
             .expect("the live match is listed");
-        assert_eq!(link.text().await.unwrap(), "web.live");
+        assert_eq!(text(&c, "#live-table a").await, "web.live");
         screenshot(&c, "web-index").await;
-        link.click().await.unwrap();
+        // Followed in the page (the list is redrawn every second).
+        js(&c, "document.querySelector(arguments[0]).click(); return null;", "#live-table a").await;
         c.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("table.board")).await.expect("a board");
         let first: usize = text(&c, "#step").await.parse().unwrap();
         until(30, "the page to show a later step", || async {
@@ -206,17 +214,16 @@ fn the_web_view_in_a_real_browser() {
             input.send_keys(v).await.unwrap();
         }
         c.find(Locator::Css("#start")).await.unwrap().click().await.unwrap();
-        let button = c
-            .wait()
+        c.wait()
             .at_most(Duration::from_secs(20))
             .for_element(Locator::Css("button.move"))
             .await
             .expect("the person's legal moves");
         screenshot(&c, "web-play").await;
-        let mv = button.attr("data-move").await.unwrap().expect("a move");
         let url = c.current_url().await.unwrap();
         let id = url.path().trim_start_matches("/match/").to_string();
-        button.click().await.unwrap();
+        let clicked = "const b = document.querySelector(arguments[0]); b.click(); return b.dataset.move;";
+        let mv = js(&c, clicked, "button.move").await.as_str().expect("a move").to_string();
         until(20, "the agent's reply", || async {
             c.find(Locator::Css("#last")).await.is_ok() && text(&c, "#step").await != "0"
         })
@@ -290,7 +297,7 @@ fn factotum_view_serves_recorded_matches_and_plays_no_ggp() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A watched match's page sees the search as it goes: while the server searches a 4 s play
+/// A watched match's page sees the search as it goes: while the server searches a 6 s play
 /// clock, its root moves' visits grow on the page before the move is sent (an unwatched
 /// search shows them only once it is over).
 #[test]
@@ -298,10 +305,10 @@ fn a_watched_search_shows_its_root_moves_as_it_goes() {
     let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.5, ..AgentConfig::default() };
     let srv = spawn("127.0.0.1:0", ServerConfig { agent, ..ServerConfig::default() }).expect("bind");
     let addr = srv.addr.to_string();
-    // Connect four: not solved in the 3.5 s searched.
+    // Connect four: not solved in the 5.5 s searched.
     let kif = std::fs::read_to_string(root().join("gdl/connect4.kif")).unwrap();
     let rules = factotum::manager::referee::rules_text(&kif).unwrap();
-    let (status, ready) = http(&addr, "POST", "/", &format!("(start w.1 red ({rules}) 1 4)"));
+    let (status, ready) = http(&addr, "POST", "/", &format!("(start w.1 red ({rules}) 1 6)"));
     assert_eq!((status, ready.trim()), (200, "ready"));
     let visits = || -> (usize, u64, bool) {
         let (_, body) = http(&addr, "GET", "/api/match/w.1", "");
