@@ -220,7 +220,7 @@ impl PlayerClient for InProcess {
                 Ok("aborted".into())
             }
             // As `factotum serve` answers it with this configuration.
-            Request::Info => Ok(format!("((name {}) (status available))", self.cfg.name)),
+            Request::Info => Ok(crate::protocol::message::info_reply(&self.cfg.name, true)),
         }
     }
 }

@@ -369,12 +369,16 @@ pub fn parse(text: &str) -> Result<Message, String> {
 
 /// Decodes a URL path as Java's `URLDecoder` does (`%XX` bytes, `+` as space).
 pub fn url_decode(s: &str) -> String {
+    percent_decode(&s.replace('+', " ")).replace('\r', " ")
+}
+
+/// `%XX` escapes decoded (invalid ones kept as they are); `+` stays `+` (a URL's path).
+pub fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
             b'%' if i + 2 < b.len() => {
                 let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
@@ -389,7 +393,13 @@ pub fn url_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).replace('\r', " ")
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The reply to `( INFO )` as ggp-base's `InfoResponse` writes it (read by
+/// `manager::client::info_name`).
+pub fn info_reply(name: &str, available: bool) -> String {
+    format!("((name {name}) (status {}))", if available { "available" } else { "busy" })
 }
 
 #[cfg(test)]

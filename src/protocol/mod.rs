@@ -278,10 +278,7 @@ impl Server {
     pub async fn respond(self: &Arc<Self>, text: &str, receipt: Instant) -> Result<String, String> {
         let msg = message::parse(text)?;
         Ok(match msg {
-            Message::Info => {
-                let status = if self.full() { "busy" } else { "available" };
-                format!("((name {}) (status {status}))", self.cfg.agent.name)
-            }
+            Message::Info => message::info_reply(&self.cfg.agent.name, !self.full()),
             Message::Ping => if self.full() { "busy" } else { "available" }.to_string(),
             Message::Preview { rules, .. } => {
                 if self.full() {

@@ -29,6 +29,7 @@ pub mod pages;
 pub mod records;
 
 use crate::agent::AgentConfig;
+use crate::protocol::message::{percent_decode, url_decode};
 use kiosk::{Kiosk, NewMatch};
 use live::Live;
 use records::Records;
@@ -167,11 +168,7 @@ impl Web {
             },
             "/api/roles" => {
                 let Some(k) = &self.kiosk else { return not_found("the kiosk") };
-                let game = query
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("game="))
-                    .map(|g| percent_decode(&g.replace('+', " ")))
-                    .unwrap_or_default();
+                let game = query.split('&').find_map(|kv| kv.strip_prefix("game=")).map(url_decode).unwrap_or_default();
                 match k.roles(&game) {
                     Ok(r) => reply(200, JSON, serde_json::json!(r).to_string()),
                     Err(e) => reply(404, TEXT, e),
@@ -228,26 +225,6 @@ fn join(dir: &str, file: &str) -> String {
     } else {
         format!("{dir}/{file}")
     }
-}
-
-/// `%XX` escapes decoded (invalid ones kept as they are).
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
