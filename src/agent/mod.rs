@@ -68,8 +68,10 @@ pub struct AgentConfig {
     pub seed: u64,
     /// Longest random playout, in joint moves.
     pub playout_depth: usize,
-    /// MCTS per factor where the game factors (statically, or contingently as play goes):
-    /// see `search::factored`. Single-threaded MCTS on the propnet only.
+    /// MCTS per factor where the game's factors are searched apart (statically, or
+    /// contingently as play goes): see `search::factored`; `threads` factors are searched at
+    /// once, each on one thread. Elsewhere the agent is the one its other keys describe. MCTS
+    /// on the propnet only.
     pub factoring: bool,
     /// With `factoring`: switch to factors found contingently (latch modification) during
     /// play. Off by default: it splits connect four after a few moves into parts that are not
@@ -674,36 +676,18 @@ fn propnet_player(
     budget: &Budget,
     in_start_clock: bool,
 ) -> Result<Outcome<Box<dyn Player>>, String> {
-    if cfg.factoring && cfg.kind == Kind::Mcts && cfg.threads <= 1 {
-        let built = propnet_or_log(|| {
-            propnet::build_net(game, budget).map(|b| {
-                let a = crate::factor::analyse(&b.net);
-                tracing::info!(game = %game.name, build_s = b.report.total_s, verdict = ?a.verdict, factors = a.factors.len(), analysis_ms = a.millis, "propnet built and analysed");
-                let c = propnet::Compiled::with_deadline(&b.net, b.grounding_terms, b.symbols, budget.deadline);
-                (propnet::PropnetMachine::new(c), std::sync::Arc::new(b.net), a)
-            })
-        });
-        return Ok(match built {
-            Outcome::Built((m, net, a)) => {
-                let r = role_in(m.roles(), role)?;
-                let search = Box::new(FactoredMcts::new(
-                    cfg.mcts(seed),
-                    net,
-                    a,
-                    FactoredOptions { contingent: cfg.contingent_factoring, serial: cfg.factor_serial },
-                ));
-                Outcome::Built(player_with(m, r, search, "propnet", cfg.playout_name()))
-            }
-            Outcome::TimedOut => Outcome::TimedOut,
-            Outcome::Failed => Outcome::Failed,
-        });
-    }
     // The batch machine, for batched playouts or for meta-gaming to try them.
     let batch = cfg.kind == Kind::Mcts && (cfg.playout == Playout::Batch || (cfg.metagame && in_start_clock));
     Ok(match propnet_or_log(|| propnet::build_keeping_net(game, budget, batch)) {
         Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
+            let net = match factored_search(net, cfg, seed, budget, report.total_s, game) {
+                Ok(search) => {
+                    return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
+                }
+                Err(net) => net,
+            };
             let engine = propnet_engine(&m);
             // The network is kept only for hyperstate sharing's key (else freed before search).
             let net = cfg.hyperstate_sharing.then_some(net);
@@ -758,6 +742,63 @@ fn propnet_player(
         Outcome::TimedOut => Outcome::TimedOut,
         Outcome::Failed => Outcome::Failed,
     })
+}
+
+/// With `factoring`, the factored search ([`FactoredMcts`], its factors searched on up to
+/// `threads` threads at once) where the game's factors are searched apart (or where factors
+/// may be found during play, with `contingent_factoring`); else the network back, for the
+/// player every other game gets (threads, meta-gaming, hyperstates as configured). The
+/// analysis runs only while the start clock has at least the build's time plus a second left
+/// (it takes a fraction of the build's time on the corpus), and a panic in it is logged and
+/// plays unfactored.
+fn factored_search(
+    net: propnet::Net,
+    cfg: &AgentConfig,
+    seed: u64,
+    budget: &Budget,
+    build_s: f64,
+    game: &Game,
+) -> Result<Box<dyn Search<propnet::PropnetMachine>>, propnet::Net> {
+    if !cfg.factoring || cfg.kind != Kind::Mcts {
+        return Err(net);
+    }
+    if let Some(deadline) = budget.deadline {
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+        if left < build_s + 1.0 {
+            tracing::info!(game = %game.name, left_s = left, build_s, "factor analysis skipped: too little of the start clock left");
+            return Err(net);
+        }
+    }
+    let opts = FactoredOptions {
+        contingent: cfg.contingent_factoring,
+        serial: cfg.factor_serial,
+        threads: cfg.threads.max(1),
+    };
+    let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let a = crate::factor::analyse(&net);
+        let plan = crate::search::factored::plan(&net, &a, opts);
+        (a, plan)
+    }));
+    let (a, plan) = match analysed {
+        Ok(x) => x,
+        Err(_) => {
+            tracing::error!(game = %game.name, "factor analysis panicked; playing unfactored");
+            return Err(net);
+        }
+    };
+    tracing::info!(
+        game = %game.name,
+        verdict = ?a.verdict,
+        factors = a.factors.len(),
+        analysis_ms = a.millis,
+        apart = plan.is_ok(),
+        why = plan.err().unwrap_or("searched apart"),
+        "factor analysis"
+    );
+    if plan.is_err() && !cfg.contingent_factoring {
+        return Err(net);
+    }
+    Ok(Box::new(FactoredMcts::new(cfg.mcts(seed), std::sync::Arc::new(net), a, opts)))
 }
 
 /// The player for a built machine: with `metagame` under the start clock, its playout policy

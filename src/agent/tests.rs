@@ -187,7 +187,7 @@ fn a_factoring_player_plays_legal_moves_through_the_player_api() {
     let game = Game::load(&root().join("gdl").join("parallel_tictactoe.kif")).unwrap_or_else(|e| panic!("{e}"));
     let mut p = new_player(&game, "x", &cfg, 1, Instant::now() + Duration::from_secs(10)).expect("player");
     let mut q = new_player(&game, "o", &cfg, 2, Instant::now() + Duration::from_secs(10)).expect("player");
-    assert_eq!(p.engine(), "propnet");
+    assert_eq!(p.engine(), "propnet+factors");
     // Two rounds: no line can be made before x's third move.
     for _ in 0..2 {
         let sel = p.select(Instant::now() + Duration::from_millis(200)).expect("a move");
@@ -289,4 +289,33 @@ fn hyperstate_sharing_plays_through_the_player() {
     assert_eq!(p.goals(), vec![Some(100)], "the vault is opened with the key");
     let e = AgentConfig::parse("hyperstate_sharing = true").unwrap_err();
     assert!(e.contains("needs hyperstates = true"), "{e}");
+}
+
+/// The default agent with `factoring` (two threads, tree-parallel, meta-gaming): where the
+/// game's factors are searched apart it searches them (on two threads at once) and still
+/// blocks on both boards; where the game does not factor, or its factors are searched whole,
+/// it is the default agent exactly (engine `propnet` or `propnet+batch`, meta-gaming's).
+#[test]
+fn the_default_agent_factors_only_where_the_factors_are_searched_apart() {
+    let base = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = AgentConfig { factoring: true, margin_s: 0.0, ..base };
+    assert!(cfg.threads >= 2 && cfg.metagame);
+    let deadline = || Instant::now() + Duration::from_secs(20);
+    let game = Game::load(&root().join("gdl/parallel_connect4.kif")).expect("game");
+    let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
+    assert_eq!(p.engine(), "propnet+factors");
+    for (red, yellow) in [("(drop 4 1)", "(drop 5 7)"), ("(drop 4 1)", "(drop 5 7)"), ("(drop 3 2)", "(drop 5 7)")] {
+        p.advance(&[red.into(), "noop".into()]).unwrap();
+        p.advance(&["noop".into(), yellow.into()]).unwrap();
+    }
+    let block = p.search(Limit::until(Instant::now() + Duration::from_millis(600))).expect("a move");
+    assert_eq!(block.text, "( drop 5 7 )", "red blocks both boards");
+    for (file, role) in [("gdl/connect4.kif", "red"), ("gdl/serial_tictactoe.kif", "x")] {
+        let game = Game::load(&root().join(file)).expect("game");
+        let p = new_player(&game, role, &cfg, 1, deadline()).expect("player");
+        assert!(p.engine() == "propnet" || p.engine() == "propnet+batch", "{file}: {}", p.engine());
+    }
+    let off = AgentConfig { factoring: false, ..cfg };
+    let p = new_player(&game, "red", &off, 1, deadline()).expect("player");
+    assert_ne!(p.engine(), "propnet+factors");
 }

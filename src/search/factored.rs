@@ -326,6 +326,10 @@ pub struct FactoredOptions {
     /// With an opponent, search per factor also games where every move plays in one factor
     /// (serial, or each role's factor set by the turn); see [`searchable`].
     pub serial: bool,
+    /// Factors searched at once, each on its own thread (0 or 1: one after the other). With
+    /// two factors and two threads, each factor's tree gets the whole of the move's time
+    /// rather than half of it.
+    pub threads: usize,
 }
 
 /// Contingent analyses run during play only on networks whose analysis takes at most this
@@ -454,28 +458,17 @@ impl Search<PropnetMachine> for FactoredMcts {
         // Time by need: a first part of the time is shared among the factors searched; the
         // rest goes to the factors in which the move then preferred is played (in a serial
         // game, the board where the choice is being made; with compound moves, all).
-        let mut iterations = 0;
+        let threads = self.opts.threads.max(1);
         let mut q: Vec<Vec<Option<f64>>> = vec![Vec::new(); todo.len()];
         let start = Instant::now();
         let first = start + limit.deadline.saturating_duration_since(start).mul_f64(FIRST_SHARE);
-        for (i, &k) in todo.iter().enumerate() {
-            let now = Instant::now();
-            let share = first.saturating_duration_since(now) / (todo.len() - i) as u32;
-            let (qk, n) = search_factor(f, k, state, role, Limit { deadline: now + share, ..limit });
-            q[i] = qk;
-            iterations += n;
-        }
+        let all: Vec<usize> = (0..todo.len()).collect();
+        let mut iterations = search_factors(f, &todo, &all, &mut q, state, role, limit, first, threads);
         if let Some((_, mv)) = best_input(&a, &todo, &q, &self.legal) {
             let active: Vec<usize> =
                 (0..todo.len()).filter(|&i| a.factors[todo[i]].active_inputs.binary_search(&mv).is_ok()).collect();
-            let focus: Vec<usize> = if active.is_empty() { (0..todo.len()).collect() } else { active };
-            for (j, &i) in focus.iter().enumerate() {
-                let now = Instant::now();
-                let share = limit.deadline.saturating_duration_since(now) / (focus.len() - j) as u32;
-                let (qk, n) = search_factor(f, todo[i], state, role, Limit { deadline: now + share, ..limit });
-                q[i] = qk;
-                iterations += n;
-            }
+            let focus: Vec<usize> = if active.is_empty() { all } else { active };
+            iterations += search_factors(f, &todo, &focus, &mut q, state, role, limit, limit.deadline, threads);
         }
         let (s, mv) = best_input(&a, &todo, &q, &self.legal)?;
         tracing::debug!(
@@ -492,19 +485,80 @@ impl Search<PropnetMachine> for FactoredMcts {
 /// factors of the move then preferred.
 const FIRST_SHARE: f64 = 0.4;
 
-/// Searches factor `k` until `limit`; returns the mean value of each of the role's classes at
-/// the tree's root, and the iterations.
-fn search_factor(
+/// Searches the factors `todo[i]` for `i` in `which` until `end`, `threads` of them at once
+/// (each on its own thread, the last of each round on this one), rounds sharing the time
+/// left equally; stores each factor's class values in `q[i]`; returns the iterations.
+#[allow(clippy::too_many_arguments)]
+fn search_factors(
     f: &mut Factored,
-    k: usize,
+    todo: &[usize],
+    which: &[usize],
+    q: &mut [Vec<Option<f64>>],
+    state: &PnState,
+    role: usize,
+    limit: Limit<'_>,
+    end: Instant,
+    threads: usize,
+) -> u64 {
+    let mut iterations = 0;
+    let rounds: Vec<&[usize]> = which.chunks(threads.max(1)).collect();
+    for (r, round) in rounds.iter().enumerate() {
+        let now = Instant::now();
+        let deadline = now + end.saturating_duration_since(now) / (rounds.len() - r) as u32;
+        let lim = Limit { deadline, ..limit };
+        // Each factor of the round, with its own tree and machine (disjoint borrows).
+        let mut jobs: Vec<(usize, &mut FactorMachine, &mut Mcts<FactorMachine>)> = f
+            .machines
+            .iter_mut()
+            .zip(f.trees.iter_mut())
+            .enumerate()
+            .filter_map(|(k, (m, t))| round.iter().find(|&&i| todo[i] == k).map(|&i| (i, m, t)))
+            .collect();
+        let results: Vec<(usize, Vec<Option<f64>>, u64)> = if jobs.len() == 1 {
+            let (i, m, t) = jobs.pop().expect("one job");
+            let (qk, n) = search_factor(m, t, state, role, lim);
+            vec![(i, qk, n)]
+        } else {
+            std::thread::scope(|scope| {
+                let last = jobs.pop();
+                let handles: Vec<_> = jobs
+                    .into_iter()
+                    .map(|(i, m, t)| {
+                        scope.spawn(move || {
+                            let (qk, n) = search_factor(m, t, state, role, lim);
+                            (i, qk, n)
+                        })
+                    })
+                    .collect();
+                let mut out: Vec<(usize, Vec<Option<f64>>, u64)> = Vec::new();
+                if let Some((i, m, t)) = last {
+                    let (qk, n) = search_factor(m, t, state, role, lim);
+                    out.push((i, qk, n));
+                }
+                // A factor's search that panicked leaves its values as they were.
+                out.extend(handles.into_iter().filter_map(|h| h.join().ok()));
+                out
+            })
+        };
+        for (i, qk, n) in results {
+            q[i] = qk;
+            iterations += n;
+        }
+    }
+    iterations
+}
+
+/// Searches one factor's tree until `limit`; returns the mean value of each of the role's
+/// classes at the tree's root, and the iterations.
+fn search_factor(
+    m: &mut FactorMachine,
+    tree: &mut Mcts<FactorMachine>,
     state: &PnState,
     role: usize,
     limit: Limit<'_>,
 ) -> (Vec<Option<f64>>, u64) {
-    let m = &mut f.machines[k];
     let own = m.set_root(state);
     m.end_full.bits.clear();
-    let tree = &mut f.trees[k];
     let c = tree.select(m, &own, role, limit);
     let classes = m.class_of.iter().copied().max().map_or(0, |x| x as usize + 1);
     let mut qk = vec![None; classes];

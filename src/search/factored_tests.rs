@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 fn setup(file: &str) -> (PropnetMachine, FactoredMcts) {
-    setup_with(file, FactoredOptions { contingent: true, serial: true })
+    setup_with(file, FactoredOptions { contingent: true, serial: true, threads: 1 })
 }
 
 fn setup_with(file: &str, opts: FactoredOptions) -> (PropnetMachine, FactoredMcts) {
@@ -109,7 +109,7 @@ fn games_that_do_not_factor_get_plain_mcts() {
 fn serial_games_with_an_opponent_are_searched_whole_unless_asked() {
     // serial_tictactoe: the player on turn chooses the board (a sum of games): searched whole
     // by default, per board with `serial`.
-    let whole = FactoredOptions { contingent: false, serial: false };
+    let whole = FactoredOptions { contingent: false, serial: false, threads: 1 };
     let (mut m, mut f) = setup_with("serial_tictactoe.kif", whole);
     assert_eq!(f.factors(), None);
     let s = m.initial_state();
@@ -141,4 +141,40 @@ fn compound_moves_block_a_threat_on_each_board() {
         ],
     );
     assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
+}
+
+/// With two threads, the factors are searched at once (each on its own thread) and the
+/// player still finds the one compound move that blocks both boards, and the win on one.
+#[test]
+fn factors_searched_on_two_threads_at_once_play_as_well() {
+    let opts = FactoredOptions { contingent: false, serial: false, threads: 2 };
+    let (mut m, mut f) = setup_with("parallel_connect4.kif", opts);
+    assert_eq!(f.factors(), Some(2));
+    let s = play(
+        &mut m,
+        &[
+            &["( drop 4 1 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+            &["( drop 4 1 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+            &["( drop 3 2 )", "noop"],
+            &["noop", "( drop 5 7 )"],
+        ],
+    );
+    assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
+    // An iteration budget is each factor's: both trees ran it in both phases.
+    let c = f.select(&mut m, &s, 0, Limit::iterations(300)).expect("a move");
+    assert_eq!(c.iterations, 4 * 300, "two factors, two phases, 300 iterations each");
+    let (mut m, mut f) = setup_with("parallel_tictactoe.kif", opts);
+    let s = play(
+        &mut m,
+        &[
+            &["( mark 1 1 2 2 )", "noop"],
+            &["noop", "( mark 3 3 1 1 )"],
+            &["( mark 1 2 3 1 )", "noop"],
+            &["noop", "( mark 2 1 1 3 )"],
+        ],
+    );
+    let mv = choose(&mut m, &mut f, &s, 0, 600);
+    assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
 }
