@@ -291,15 +291,15 @@ fn hyperstate_sharing_plays_through_the_player() {
     assert!(e.contains("needs hyperstates = true"), "{e}");
 }
 
-/// The default agent with `factoring` (two threads, tree-parallel, meta-gaming): where the
+/// The main agent (`agents/mcts.toml`: factoring, two threads, tree-parallel, meta-gaming): where the
 /// game's factors are searched apart it searches them (on two threads at once) and still
 /// blocks on both boards; where the game does not factor, or its factors are searched whole,
 /// it is the default agent exactly (engine `propnet` or `propnet+batch`, meta-gaming's).
 #[test]
 fn the_default_agent_factors_only_where_the_factors_are_searched_apart() {
     let base = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = AgentConfig { factoring: true, margin_s: 0.0, ..base };
-    assert!(cfg.threads >= 2 && cfg.metagame);
+    let cfg = AgentConfig { margin_s: 0.0, ..base };
+    assert!(cfg.factoring && cfg.threads >= 2 && cfg.metagame, "the main agent factors");
     let deadline = || Instant::now() + Duration::from_secs(20);
     let game = Game::load(&root().join("gdl/parallel_connect4.kif")).expect("game");
     let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");

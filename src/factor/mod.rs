@@ -104,6 +104,15 @@ pub struct Factor {
     pub in_terminal: bool,
 }
 
+impl Factor {
+    /// The moves `role` can make in this factor: its classes of inputs, less the passive
+    /// class (the moves played elsewhere, a pseudo-noop here).
+    pub fn choices(&self, role: usize) -> usize {
+        let all = self.classes.get(role).map_or(0, |c| c.len());
+        all - usize::from(self.idle.get(role).is_some_and(|&c| c != NONE) && all > 0)
+    }
+}
+
 /// The legality of one input as per-factor conjuncts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LegalForm {

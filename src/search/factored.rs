@@ -214,7 +214,8 @@ impl StateMachine for FactorMachine {
     }
 }
 
-/// Whether the factors of `a` are searched apart: the game factors; with an opponent, some
+/// Whether the factors of `a` are searched apart: the game factors; in two factors at least
+/// some role has two moves or more (else each tree would be one choice deep); with an opponent, some
 /// role's moves are compounds of per-factor parts, unless `opts.serial`; and every factor that
 /// a goal, terminal or legality reads stays as it is while play goes on elsewhere
 /// ([`factor::idle_static`]), since each factor's tree holds the others as they are at its
@@ -268,6 +269,14 @@ fn plan_with(
         } else {
             "each move plays in one factor (no compound move to split)"
         });
+    }
+    // A factor in which no role has two moves gives a tree of one choice, play here or
+    // elsewhere, which the whole game's tree makes at its root anyway: factors searched
+    // apart must offer a choice, in two factors at least (queens: a factor per cell, each
+    // with one move, under a goal that counts attacks across the board).
+    let with_choice = a.factors.iter().filter(|f| (0..net.roles.len()).any(|r| f.choices(r) >= 2)).count();
+    if with_choice < 2 {
+        return Err("the factors are single moves: a tree per factor would be one choice deep");
     }
     let idle = factor::idle_static(net, info, a);
     // The factors that legality reads (all, where some legality is no fixed conjunction of

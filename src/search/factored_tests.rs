@@ -178,3 +178,26 @@ fn factors_searched_on_two_threads_at_once_play_as_well() {
     let mv = choose(&mut m, &mut f, &s, 0, 600);
     assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
 }
+
+/// Factors in which no role has two moves (a switch per factor, one flip each) are a sound
+/// factoring that is not searched apart: each tree would be one choice deep.
+#[test]
+fn factors_without_a_choice_of_their_own_are_searched_whole() {
+    let (mut m, mut f) = setup_with("switches.kif", FactoredOptions { contingent: false, serial: false, threads: 2 });
+    assert_eq!(f.factors(), None);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/switches.kif");
+    let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+    let a = factor::analyse(&b.net);
+    assert_eq!((&a.verdict, a.factors.len()), (&Verdict::Factorable, 4));
+    assert!(a.factors.iter().all(|k| k.choices(0) == 1));
+    let why = plan(&b.net, &a, FactoredOptions::default()).unwrap_err();
+    assert!(why.contains("single moves"), "{why}");
+    let s = m.initial_state();
+    assert!(choose(&mut m, &mut f, &s, 0, 50).starts_with("( flip "));
+    // Boards with moves of their own are searched apart.
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/parallel_tictactoe.kif");
+    let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+    let a = factor::analyse(&b.net);
+    assert!(a.factors.iter().all(|k| k.choices(0) >= 9), "a mark per cell of each board");
+    assert_eq!(plan(&b.net, &a, FactoredOptions::default()), Ok(()));
+}
