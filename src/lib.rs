@@ -15,12 +15,17 @@
 //!   tags, headroom, loss distance) over the trait.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
 //! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
-//! - [`protocol`]: the GGP protocol over HTTP (the player's server).
+//! - [`par`]: a small work pool for batch commands (a folder of files, a few threads).
+//! - [`message`]: GGP messages (ggp-base's grammar, read by byte spans), replies'
+//!   S-expressions, percent-decoding, the INFO reply; shared by the server, the manager's
+//!   client and the web view.
 //! - [`manager`]: the game manager: matches, records (ggp-base's JSON), tournaments, ratings,
 //!   reports; the HTTP client for remote players. The only writer of `matches/`.
 //! - [`conform`]: replays reference traces against an engine and reports disagreements.
 //! - [`bench`]: playout benchmarks.
-//! - [`par`]: a small work pool for batch commands (a folder of files, a few threads).
+//! - [`web`]: the web view (live matches, replays, reports, a person's seat), HTTP-free:
+//!   the protocol server and `factotum view` route requests to it.
+//! - [`protocol`]: the GGP protocol over HTTP (the player's server; it carries [`web`]).
 
 pub mod agent;
 pub mod bench;
@@ -34,6 +39,7 @@ pub mod hsg;
 pub mod interp;
 pub mod machine;
 pub mod manager;
+pub mod message;
 pub mod par;
 pub mod propnet;
 pub mod protocol;

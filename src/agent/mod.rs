@@ -686,7 +686,7 @@ fn propnet_player(
                 Ok(search) => {
                     return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
                 }
-                Err(net) => net,
+                Err(net) => *net,
             };
             let engine = propnet_engine(&m);
             // The network is kept only for hyperstate sharing's key (else freed before search).
@@ -758,15 +758,15 @@ fn factored_search(
     budget: &Budget,
     build_s: f64,
     game: &Game,
-) -> Result<Box<dyn Search<propnet::PropnetMachine>>, propnet::Net> {
+) -> Result<Box<dyn Search<propnet::PropnetMachine>>, Box<propnet::Net>> {
     if !cfg.factoring || cfg.kind != Kind::Mcts {
-        return Err(net);
+        return Err(Box::new(net));
     }
     if let Some(deadline) = budget.deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
         if left < build_s + 1.0 {
             tracing::info!(game = %game.name, left_s = left, build_s, "factor analysis skipped: too little of the start clock left");
-            return Err(net);
+            return Err(Box::new(net));
         }
     }
     let opts = FactoredOptions {
@@ -783,7 +783,7 @@ fn factored_search(
         Ok(x) => x,
         Err(_) => {
             tracing::error!(game = %game.name, "factor analysis panicked; playing unfactored");
-            return Err(net);
+            return Err(Box::new(net));
         }
     };
     tracing::info!(
@@ -796,7 +796,7 @@ fn factored_search(
         "factor analysis"
     );
     if plan.is_err() && !cfg.contingent_factoring {
-        return Err(net);
+        return Err(Box::new(net));
     }
     Ok(Box::new(FactoredMcts::new(cfg.mcts(seed), std::sync::Arc::new(net), a, opts)))
 }

@@ -6,7 +6,7 @@
 use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player};
 use crate::gdl::Game;
-use crate::protocol::message::Sx;
+use crate::message::Sx;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -220,7 +220,7 @@ impl PlayerClient for InProcess {
                 Ok("aborted".into())
             }
             // As `factotum serve` answers it with this configuration.
-            Request::Info => Ok(crate::protocol::message::info_reply(&self.cfg.name, true)),
+            Request::Info => Ok(crate::message::info_reply(&self.cfg.name, true)),
         }
     }
 }
@@ -232,7 +232,7 @@ const MAX_NAME: usize = 100;
 /// `((name NAME) (status available))`; the older replies (`available`, `busy`) name nobody.
 /// A name that is not one atom, or is longer than 100 characters, is not taken.
 pub fn info_name(reply: &str) -> Option<String> {
-    let exprs = crate::protocol::message::read(reply).ok()?;
+    let exprs = crate::message::read(reply).ok()?;
     let [Sx::List(pairs, _)] = exprs.as_slice() else { return None };
     pairs.iter().find_map(|p| match p {
         Sx::List(kv, _) => match kv.as_slice() {

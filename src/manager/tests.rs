@@ -143,7 +143,7 @@ fn requests_print_as_ggp_base_does() {
     assert_eq!(Request::Stop { id: "m".into(), moves }.text(), "( STOP m (( mark 1 1 ) noop ) )");
     assert_eq!(Request::Info.text(), "( INFO )");
     for text in [start.text(), Request::Play { id: "m".into(), moves: None }.text(), Request::Info.text()] {
-        assert!(crate::protocol::message::parse(&text).is_ok(), "{text}");
+        assert!(crate::message::parse(&text).is_ok(), "{text}");
     }
 }
 

@@ -19,11 +19,10 @@
 //! the latest time that message could come). The next turn's search reuses that tree. A
 //! turn with one legal move is answered at once, and its time goes to pondering.
 
-pub mod message;
-
 use crate::agent::trap_log::{self, TrapLog};
 use crate::agent::{deadlines, new_player, AgentConfig, Player, Selected};
 use crate::gdl::Game;
+use crate::message::{self, Message};
 use crate::search::Limit;
 use crate::web::live::{Live, LiveMatch};
 use crate::web::{Web, WebConfig};
@@ -34,7 +33,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use message::Message;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;

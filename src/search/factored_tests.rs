@@ -8,8 +8,11 @@ use crate::propnet::{build_net, Budget, Compiled};
 use std::path::Path;
 use std::time::Duration;
 
+/// Options of [`setup`].
+const SETUP: FactoredOptions = FactoredOptions { contingent: true, serial: true, threads: 1 };
+
 fn setup(file: &str) -> (PropnetMachine, FactoredMcts) {
-    setup_with(file, FactoredOptions { contingent: true, serial: true, threads: 1 })
+    setup_with(file, SETUP)
 }
 
 fn setup_with(file: &str, opts: FactoredOptions) -> (PropnetMachine, FactoredMcts) {
@@ -48,9 +51,14 @@ fn choose(m: &mut PropnetMachine, f: &mut FactoredMcts, s: &PnState, role: usize
 
 #[test]
 fn compound_moves_win_on_the_board_that_can_be_won() {
-    let (mut m, mut f) = setup("parallel_tictactoe.kif");
+    wins_on_the_board_that_can_be_won(SETUP);
+}
+
+/// x holds (1,1) and (1,2) on board 1 only (board 2's x marks are scattered): x completes
+/// row 1 of board 1.
+fn wins_on_the_board_that_can_be_won(opts: FactoredOptions) {
+    let (mut m, mut f) = setup_with("parallel_tictactoe.kif", opts);
     assert_eq!(f.factors(), Some(2));
-    // x holds (1,1) and (1,2) on board 1 only; board 2's x marks are scattered.
     let s = play(
         &mut m,
         &[
@@ -126,28 +134,13 @@ fn serial_games_with_an_opponent_are_searched_whole_unless_asked() {
 
 #[test]
 fn compound_moves_block_a_threat_on_each_board() {
-    let (mut m, mut f) = setup("parallel_connect4.kif");
-    // yellow has three discs in column 5 of board 1 and in column 7 of board 2, and red has no
-    // win: red must block both at once, with the one compound move (drop 5 7).
-    let s = play(
-        &mut m,
-        &[
-            &["( drop 4 1 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-            &["( drop 4 1 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-            &["( drop 3 2 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-        ],
-    );
-    assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
+    blocks_a_threat_on_each_board(SETUP);
 }
 
-/// With two threads, the factors are searched at once (each on its own thread) and the
-/// player still finds the one compound move that blocks both boards, and the win on one.
-#[test]
-fn factors_searched_on_two_threads_at_once_play_as_well() {
-    let opts = FactoredOptions { contingent: false, serial: false, threads: 2 };
+/// yellow has three discs in column 5 of board 1 and in column 7 of board 2, and red has no
+/// win: red must block both at once, with the one compound move (drop 5 7). Returns the
+/// search and the position.
+fn blocks_a_threat_on_each_board(opts: FactoredOptions) -> (PropnetMachine, FactoredMcts, PnState) {
     let (mut m, mut f) = setup_with("parallel_connect4.kif", opts);
     assert_eq!(f.factors(), Some(2));
     let s = play(
@@ -162,21 +155,19 @@ fn factors_searched_on_two_threads_at_once_play_as_well() {
         ],
     );
     assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
+    (m, f, s)
+}
+
+/// With two threads, the factors are searched at once (each on its own thread) and the
+/// player still finds the one compound move that blocks both boards, and the win on one.
+#[test]
+fn factors_searched_on_two_threads_at_once_play_as_well() {
+    let opts = FactoredOptions { contingent: false, serial: false, threads: 2 };
+    let (mut m, mut f, s) = blocks_a_threat_on_each_board(opts);
     // An iteration budget is each factor's: both trees ran it in both phases.
     let c = f.select(&mut m, &s, 0, Limit::iterations(300)).expect("a move");
     assert_eq!(c.iterations, 4 * 300, "two factors, two phases, 300 iterations each");
-    let (mut m, mut f) = setup_with("parallel_tictactoe.kif", opts);
-    let s = play(
-        &mut m,
-        &[
-            &["( mark 1 1 2 2 )", "noop"],
-            &["noop", "( mark 3 3 1 1 )"],
-            &["( mark 1 2 3 1 )", "noop"],
-            &["noop", "( mark 2 1 1 3 )"],
-        ],
-    );
-    let mv = choose(&mut m, &mut f, &s, 0, 600);
-    assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
+    wins_on_the_board_that_can_be_won(opts);
 }
 
 /// Factors in which no role has two moves (a switch per factor, one flip each) are a sound

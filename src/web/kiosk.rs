@@ -225,7 +225,7 @@ impl PlayerClient for HumanClient {
 
     fn handle(&mut self, req: &Request, deadline: Instant) -> Result<String, Failure> {
         match req {
-            Request::Info => Ok(crate::protocol::message::info_reply(&self.name, true)),
+            Request::Info => Ok(crate::message::info_reply(&self.name, true)),
             Request::Start { role, game, .. } => {
                 // The person's engine needs no search: the first-legal agent's.
                 let cfg = AgentConfig { kind: Kind::First, ..AgentConfig::default() };

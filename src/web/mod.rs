@@ -29,7 +29,7 @@ pub mod pages;
 pub mod records;
 
 use crate::agent::AgentConfig;
-use crate::protocol::message::{percent_decode, url_decode};
+use crate::message::{percent_decode, url_decode};
 use kiosk::{Kiosk, NewMatch};
 use live::Live;
 use records::Records;
