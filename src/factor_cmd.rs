@@ -68,7 +68,9 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
         let r = factor::product::check(net, &a, &mut machine, &init, o.check, 200, o.seed);
         failed |= r.is_err();
         check = match r {
-            Ok(r) => json!({"ok": true, "states": r.states, "playouts": r.playouts}),
+            Ok(r) => {
+                json!({"ok": true, "states": r.states, "playouts": r.playouts, "factors_per_state": r.factors_per_state})
+            }
             Err(e) => json!({"ok": false, "error": e}),
         };
     }

@@ -70,7 +70,18 @@ impl NetEval {
 pub struct CheckReport {
     pub states: usize,
     pub playouts: usize,
+    /// Factors played on their own (the others scrambled) at each state: all of them, or a
+    /// random sample of [`MAX_SCRAMBLED`] where there are more.
+    pub factors_per_state: usize,
 }
+
+/// Most factors played on their own at one state: each costs an evaluation of the whole
+/// network, so a game with a factor per cell (queens31lg: 1,923) would take minutes. Where
+/// there are more, each state checks a fresh random sample, and the others' atoms and next
+/// values are read from the state's own evaluation (exact, so the formulas still compute
+/// the machine's values); every factor is checked at some states, each state less
+/// thoroughly.
+pub const MAX_SCRAMBLED: usize = 64;
 
 /// Plays `playouts` random playouts of at most `max_depth` steps on `machine` (the
 /// original, built from `net`) from `start` and compares the product of the factors with it
@@ -84,20 +95,53 @@ pub fn check(
     max_depth: usize,
     seed: u64,
 ) -> Result<CheckReport, String> {
+    check_sampled(net, a, machine, start, playouts, max_depth, seed, MAX_SCRAMBLED)
+}
+
+/// [`check`], with at most `most` factors played on their own per state.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_sampled(
+    net: &Net,
+    a: &Analysis,
+    machine: &mut PropnetMachine,
+    start: &PnState,
+    playouts: usize,
+    max_depth: usize,
+    seed: u64,
+    most: usize,
+) -> Result<CheckReport, String> {
     let ev = NetEval::new(net);
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
     let nb = net.bases.len();
     let roles = net.roles.len();
     let nfac = a.factors.len();
-    let mut report = CheckReport::default();
+    let most = most.max(1);
+    let mut report = CheckReport { factors_per_state: nfac.min(most), ..CheckReport::default() };
     let (mut legal, mut joint, mut next) = (Vec::new(), Vec::new(), start.clone());
-    let mut vals: Vec<Vec<bool>> = vec![Vec::new(); nfac + 1];
+    // Per factor its evaluation, the action-independent part's at `nfac`, the state's own at
+    // `nfac + 1`; `src[k]` says which one factor `k`'s atoms and next values are read from.
+    let mut vals: Vec<Vec<bool>> = vec![Vec::new(); nfac + 2];
+    let mut src: Vec<usize> = (0..=nfac).collect();
+    let mut order: Vec<usize> = (0..nfac).collect();
+    let mut scrambled = vec![true; nfac];
     for _ in 0..playouts {
         report.playouts += 1;
         let mut state = start.clone();
         for _depth in 0..=max_depth {
             report.states += 1;
             let terminal = machine.is_terminal(&state);
+            if nfac > most {
+                // A fresh sample of the factors (a partial shuffle).
+                scrambled.iter_mut().for_each(|x| *x = false);
+                for i in 0..most {
+                    let j = rng.gen_range(i..nfac);
+                    order.swap(i, j);
+                    scrambled[order[i]] = true;
+                }
+            }
+            for k in 0..nfac {
+                src[k] = if scrambled[k] { k } else { nfac + 1 };
+            }
             // Per factor: its bases and IID from the state, the rest scrambled.
             let bits: Vec<bool> = (0..nb).map(|b| state.get(b)).collect();
             let project = |k: Option<u32>, rng: &mut rand_pcg::Pcg64Mcg| -> Vec<bool> {
@@ -111,12 +155,18 @@ pub fn check(
             };
             // Legal, goals, terminal read no input: evaluate each factor with no move.
             let none = vec![false; net.inputs.len()];
+            if nfac > most {
+                ev.eval(net, &bits, &none, &mut vals[nfac + 1]);
+            }
             for k in 0..=nfac {
+                if k < nfac && !scrambled[k] {
+                    continue;
+                }
                 let f = (k < nfac).then_some(k as u32);
                 let p = project(f, &mut rng);
                 ev.eval(net, &p, &none, &mut vals[k]);
             }
-            let mut atom = |f: Option<u32>, node: u32| vals[f.map_or(nfac, |k| k as usize)][node as usize];
+            let mut atom = |f: Option<u32>, node: u32| vals[src[f.map_or(nfac, |k| k as usize)]][node as usize];
             let pt = a.formulas.eval(a.terminal, &mut atom);
             if pt != terminal {
                 return Err(format!("terminal: machine {terminal}, product {pt} in {}", facts(machine, &state)));
@@ -169,8 +219,18 @@ pub fn check(
             }
             machine.next_state(&state, &joint, &mut next);
             // The product's next state: each factor from its own evaluation with its classes'
-            // representative inputs.
+            // representative inputs (factors left out of the sample: from the state's own).
+            if nfac > most {
+                let mut inputs = vec![false; net.inputs.len()];
+                for &m in &joint {
+                    inputs[m as usize] = true;
+                }
+                ev.eval(net, &bits, &inputs, &mut vals[nfac + 1]);
+            }
             for k in 0..=nfac {
+                if k < nfac && !scrambled[k] {
+                    continue;
+                }
                 let f = (k < nfac).then_some(k as u32);
                 let p = project(f, &mut rng);
                 let mut inputs = vec![false; net.inputs.len()];
@@ -195,7 +255,7 @@ pub fn check(
                     _ => continue,
                 };
                 let r = net.next[b];
-                let pb = vals[k][r.node()] != r.neg();
+                let pb = vals[src[k]][r.node()] != r.neg();
                 if pb != next.get(b) {
                     let moves: Vec<String> = joint.iter().map(|&m| machine.move_text(m)).collect();
                     return Err(format!(

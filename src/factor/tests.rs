@@ -196,6 +196,25 @@ fn the_product_check_finds_a_wrong_factoring() {
     assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7).is_err());
 }
 
+/// With one factor of two played on its own per state (the sampled check of games with
+/// more than `MAX_SCRAMBLED` factors), a right factoring still passes and a wrong one is
+/// still found.
+#[test]
+fn the_sampled_product_check_finds_a_wrong_factoring() {
+    let b = built("parallel_tictactoe.kif");
+    let a = analyse(&b.net);
+    assert_eq!(a.factors.len(), 2);
+    let mut m = machine(&b);
+    let s = m.initial_state();
+    let r = product::check_sampled(&b.net, &a, &mut m, &s, 20, 100, 7, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.factors_per_state, 1);
+    let mut wrong = analyse(&b.net);
+    let moved = wrong.factors[0].bases[0];
+    wrong.place[moved as usize] = Place::Factor(1);
+    assert!(product::check_sampled(&b.net, &wrong, &mut m, &s, 60, 100, 7, 1).is_err());
+    assert_eq!(product::check(&b.net, &a, &mut m, &s, 5, 100, 7).map(|r| r.factors_per_state), Ok(2));
+}
+
 #[test]
 fn every_gdl_game_passes_the_product_check_when_it_factors() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl");
