@@ -65,7 +65,8 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
     let mut check = serde_json::Value::Null;
     let mut failed = false;
     if a.verdict == Verdict::Factorable && o.check > 0 {
-        let r = factor::product::check(net, &a, &mut machine, &init, o.check, 200, o.seed);
+        let r =
+            factor::product::check(net, &a, &mut machine, &init, o.check, 200, o.seed, factor::product::MAX_SCRAMBLED);
         failed |= r.is_err();
         check = match r {
             Ok(r) => {
@@ -112,7 +113,16 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
                             );
                         }
                         if o.check > 0 {
-                            match factor::product::check(net, &c, &mut machine, &s, o.check.div_ceil(4), 200, o.seed) {
+                            match factor::product::check(
+                                net,
+                                &c,
+                                &mut machine,
+                                &s,
+                                o.check.div_ceil(4),
+                                200,
+                                o.seed,
+                                factor::product::MAX_SCRAMBLED,
+                            ) {
                                 Ok(r) => cchecks.0 += r.states,
                                 Err(e) => {
                                     failed = true;

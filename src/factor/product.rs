@@ -85,22 +85,10 @@ pub const MAX_SCRAMBLED: usize = 64;
 
 /// Plays `playouts` random playouts of at most `max_depth` steps on `machine` (the
 /// original, built from `net`) from `start` and compares the product of the factors with it
-/// at every state. Returns the first difference.
-pub fn check(
-    net: &Net,
-    a: &Analysis,
-    machine: &mut PropnetMachine,
-    start: &PnState,
-    playouts: usize,
-    max_depth: usize,
-    seed: u64,
-) -> Result<CheckReport, String> {
-    check_sampled(net, a, machine, start, playouts, max_depth, seed, MAX_SCRAMBLED)
-}
-
-/// [`check`], with at most `most` factors played on their own per state.
+/// at every state, at most `most` factors played on their own per state (see
+/// [`MAX_SCRAMBLED`], the value for checks). Returns the first difference.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn check_sampled(
+pub fn check(
     net: &Net,
     a: &Analysis,
     machine: &mut PropnetMachine,

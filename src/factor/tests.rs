@@ -30,7 +30,8 @@ fn base_name(b: &Built, i: u32) -> String {
 fn check_product(b: &Built, a: &Analysis, playouts: usize) {
     let mut m = machine(b);
     let s = m.initial_state();
-    product::check(&b.net, a, &mut m, &s, playouts, 100, 7).unwrap_or_else(|e| panic!("product check: {e}"));
+    product::check(&b.net, a, &mut m, &s, playouts, 100, 7, product::MAX_SCRAMBLED)
+        .unwrap_or_else(|e| panic!("product check: {e}"));
 }
 
 /// Plays the moves (texts per role, in role order) from the initial state.
@@ -110,7 +111,7 @@ fn joined_tictactoe_factors_once_the_shared_cell_is_marked() {
         assert!(names.iter().all(|n| n[..8] == names[0][..8]), "one board per factor: {names:?}");
     }
     // The product agrees from that state on.
-    product::check(&b.net, &c, &mut m, &s, 40, 100, 3).unwrap_or_else(|e| panic!("{e}"));
+    product::check(&b.net, &c, &mut m, &s, 40, 100, 3, product::MAX_SCRAMBLED).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// One robot, two lamps, one press per turn; the goal asks for both lamps lit: the paper's
@@ -185,7 +186,7 @@ fn the_product_check_finds_a_wrong_factoring() {
     a.place[moved as usize] = Place::Factor(1);
     let mut m = machine(&b);
     let s = m.initial_state();
-    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7).is_err());
+    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7, product::MAX_SCRAMBLED).is_err());
     // And a wrong move class: merge two classes of x in board 1.
     let mut a = analyse(&b.net);
     let f = &mut a.factors[0];
@@ -193,7 +194,7 @@ fn the_product_check_finds_a_wrong_factoring() {
     for i in f.classes[0][1].clone() {
         f.class_of[i as usize] = f.class_of[c0 as usize];
     }
-    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7).is_err());
+    assert!(product::check(&b.net, &a, &mut m, &s, 60, 100, 7, product::MAX_SCRAMBLED).is_err());
 }
 
 /// With one factor of two played on its own per state (the sampled check of games with
@@ -206,13 +207,16 @@ fn the_sampled_product_check_finds_a_wrong_factoring() {
     assert_eq!(a.factors.len(), 2);
     let mut m = machine(&b);
     let s = m.initial_state();
-    let r = product::check_sampled(&b.net, &a, &mut m, &s, 20, 100, 7, 1).unwrap_or_else(|e| panic!("{e}"));
+    let r = product::check(&b.net, &a, &mut m, &s, 20, 100, 7, 1).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.factors_per_state, 1);
     let mut wrong = analyse(&b.net);
     let moved = wrong.factors[0].bases[0];
     wrong.place[moved as usize] = Place::Factor(1);
-    assert!(product::check_sampled(&b.net, &wrong, &mut m, &s, 60, 100, 7, 1).is_err());
-    assert_eq!(product::check(&b.net, &a, &mut m, &s, 5, 100, 7).map(|r| r.factors_per_state), Ok(2));
+    assert!(product::check(&b.net, &wrong, &mut m, &s, 60, 100, 7, 1).is_err());
+    assert_eq!(
+        product::check(&b.net, &a, &mut m, &s, 5, 100, 7, product::MAX_SCRAMBLED).map(|r| r.factors_per_state),
+        Ok(2)
+    );
 }
 
 #[test]
