@@ -74,8 +74,10 @@ pub struct AgentConfig {
     /// on the propnet only.
     pub factoring: bool,
     /// With `factoring`: switch to factors found contingently (latch modification) during
-    /// play. Off by default: it splits connect four after a few moves into parts that are not
-    /// worth searching apart (sound, but it lost every such match).
+    /// play, where the factors found are searched apart (the same rule as for static factors:
+    /// `search::factored::plan`). Off by default; on in `agents/mcts.toml`. Connect four splits
+    /// after a few moves into parts that are not worth searching apart (it lost every match
+    /// when they were), and the rule now searches it whole.
     pub contingent_factoring: bool,
     /// With `factoring`: in games with an opponent, search per factor also where no role's
     /// move is a compound of per-factor parts (each move plays in one factor: serial, as in
@@ -419,6 +421,11 @@ pub trait Player: Send {
     /// What a person watching sees: the state, its legal moves, and the last search's
     /// statistics at its root.
     fn view(&mut self) -> PlayerView;
+    /// The factors its search plays apart now (`None`: the game is searched whole; see
+    /// [`Search::factors`]).
+    fn factors(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The match as one player sees it (for the web view): the current state's facts, the
@@ -481,6 +488,9 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
     }
     fn engine(&self) -> &'static str {
         self.engine
+    }
+    fn factors(&self) -> Option<usize> {
+        self.search.factors()
     }
     fn playout(&self) -> String {
         self.playout.clone()
@@ -682,15 +692,21 @@ fn propnet_player(
         Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
-            let net = match factored_search(net, cfg, seed, budget, report.total_s, game) {
-                Ok(search) => {
+            let (net, watch) = match factored_search(net, cfg, seed, budget, report.total_s, game, m.roles().len()) {
+                Factoring::Apart(search) => {
                     return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
                 }
-                Err(net) => *net,
+                Factoring::Watch(f) => (None, Some(f)),
+                Factoring::No(net) => (net, None),
+            };
+            // Contingent factoring wraps the searcher the player gets (after meta-gaming).
+            let wrap = move |plain: Box<dyn Search<propnet::PropnetMachine>>| match watch {
+                Some(f) => Box::new(f.with_plain(plain)) as Box<dyn Search<propnet::PropnetMachine>>,
+                None => plain,
             };
             let engine = propnet_engine(&m);
             // The network is kept only for hyperstate sharing's key (else freed before search).
-            let net = cfg.hyperstate_sharing.then_some(net);
+            let net = net.filter(|_| cfg.hyperstate_sharing);
             match budget.deadline {
                 Some(deadline) if cfg.hyperstates && in_start_clock && m.roles().len() == 1 => {
                     let now = Instant::now();
@@ -728,15 +744,16 @@ fn propnet_player(
                                 budget,
                                 in_start_clock,
                                 game,
+                                |s| s,
                             ))
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "hyperstates: no graph; playing unpruned");
-                            Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game))
+                            Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game, wrap))
                         }
                     }
                 }
-                _ => Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game)),
+                _ => Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game, wrap)),
             }
         }
         Outcome::TimedOut => Outcome::TimedOut,
@@ -744,13 +761,27 @@ fn propnet_player(
     })
 }
 
+/// What [`factored_search`] found for a game.
+enum Factoring {
+    /// The factors are searched apart from the start: the player's search.
+    Apart(Box<dyn Search<propnet::PropnetMachine>>),
+    /// The game does not factor (or is searched whole), but its latches may make it factor
+    /// during play: the factored search, to wrap the searcher the player gets.
+    Watch(FactoredMcts),
+    /// No factoring; the network back where nobody else holds it.
+    No(Option<propnet::Net>),
+}
+
 /// With `factoring`, the factored search ([`FactoredMcts`], its factors searched on up to
-/// `threads` threads at once) where the game's factors are searched apart (or where factors
-/// may be found during play, with `contingent_factoring`); else the network back, for the
-/// player every other game gets (threads, meta-gaming, hyperstates as configured). The
-/// analysis runs only while the start clock has at least the build's time plus a second left
-/// (it takes a fraction of the build's time on the corpus), and a panic in it is logged and
-/// plays unfactored.
+/// `threads` threads at once) where the game's factors are searched apart, with the agent's
+/// own searcher for the turns where nothing is there to choose; with `contingent_factoring`
+/// also where factors may be found during play (the search then wraps the searcher the
+/// player gets, so while nothing factors it is that searcher plus a check of the latches per
+/// turn; not in one-role games that the hyperstate pruning searches); else the network back,
+/// for the player every other game gets (threads, meta-gaming, hyperstates as configured).
+/// The analysis runs only while the start clock has at least the build's time plus a second
+/// left (it takes a fraction of the build's time on the corpus), and a panic in it is logged
+/// and plays unfactored.
 fn factored_search(
     net: propnet::Net,
     cfg: &AgentConfig,
@@ -758,47 +789,53 @@ fn factored_search(
     budget: &Budget,
     build_s: f64,
     game: &Game,
-) -> Result<Box<dyn Search<propnet::PropnetMachine>>, Box<propnet::Net>> {
+    roles: usize,
+) -> Factoring {
     if !cfg.factoring || cfg.kind != Kind::Mcts {
-        return Err(Box::new(net));
+        return Factoring::No(Some(net));
     }
     if let Some(deadline) = budget.deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
         if left < build_s + 1.0 {
             tracing::info!(game = %game.name, left_s = left, build_s, "factor analysis skipped: too little of the start clock left");
-            return Err(Box::new(net));
+            return Factoring::No(Some(net));
         }
     }
-    let opts = FactoredOptions {
-        contingent: cfg.contingent_factoring,
-        serial: cfg.factor_serial,
-        threads: cfg.threads.max(1),
-    };
+    // Hyperstate pruning plays one-role games on a machine of its own, which the factored
+    // search does not wrap.
+    let contingent = cfg.contingent_factoring && !(cfg.hyperstates && roles == 1);
+    let opts = FactoredOptions { contingent, serial: cfg.factor_serial, threads: cfg.threads.max(1) };
+    let net = std::sync::Arc::new(net);
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let a = crate::factor::analyse(&net);
-        let plan = crate::search::factored::plan(&net, &a, opts);
-        (a, plan)
+        let (verdict, factors, millis) = (a.verdict.clone(), a.factors.len(), a.millis);
+        (FactoredMcts::new(cfg.mcts(seed), net.clone(), a, opts), verdict, factors, millis)
     }));
-    let (a, plan) = match analysed {
+    let (f, verdict, factors, analysis_ms) = match analysed {
         Ok(x) => x,
         Err(_) => {
             tracing::error!(game = %game.name, "factor analysis panicked; playing unfactored");
-            return Err(Box::new(net));
+            return Factoring::No(std::sync::Arc::try_unwrap(net).ok());
         }
     };
+    drop(net);
     tracing::info!(
         game = %game.name,
-        verdict = ?a.verdict,
-        factors = a.factors.len(),
-        analysis_ms = a.millis,
-        apart = plan.is_ok(),
-        why = plan.err().unwrap_or("searched apart"),
+        ?verdict,
+        factors,
+        analysis_ms,
+        apart = f.plan().is_ok(),
+        why = f.plan().err().unwrap_or("searched apart"),
+        watches_latches = f.watches_latches(),
         "factor analysis"
     );
-    if plan.is_err() && !cfg.contingent_factoring {
-        return Err(Box::new(net));
+    if f.plan().is_ok() {
+        Factoring::Apart(Box::new(f.with_plain(cfg.searcher(seed))))
+    } else if f.watches_latches() {
+        Factoring::Watch(f)
+    } else {
+        Factoring::No(f.into_net())
     }
-    Ok(Box::new(FactoredMcts::new(cfg.mcts(seed), std::sync::Arc::new(net), a, opts)))
 }
 
 /// The player for a built machine: with `metagame` under the start clock, its playout policy
@@ -813,6 +850,7 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
     budget: &Budget,
     in_start_clock: bool,
     game: &Game,
+    wrap: impl FnOnce(Box<dyn Search<M>>) -> Box<dyn Search<M>>,
 ) -> Box<dyn Player> {
     match budget.deadline {
         Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
@@ -830,9 +868,9 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
                 "meta-gaming: playout policy chosen by self-play"
             );
             let chosen = AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() };
-            player(m, r, &chosen, seed, engine)
+            player_with(m, r, wrap(chosen.searcher::<M>(seed)), engine, chosen.playout_name())
         }
-        _ => player(m, r, cfg, seed, engine),
+        _ => player_with(m, r, wrap(cfg.searcher::<M>(seed)), engine, cfg.playout_name()),
     }
 }
 
@@ -1001,6 +1039,9 @@ impl Player for Upgrading {
     }
     fn view(&mut self) -> PlayerView {
         self.current.view()
+    }
+    fn factors(&self) -> Option<usize> {
+        self.current.factors()
     }
 }
 

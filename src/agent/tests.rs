@@ -319,3 +319,47 @@ fn the_default_agent_factors_only_where_the_factors_are_searched_apart() {
     let p = new_player(&game, "red", &off, 1, deadline()).expect("player");
     assert_ne!(p.engine(), "propnet+factors");
 }
+
+/// The main agent watches its latches: on a game that factors only once a latch holds (two
+/// boards joined by a shared corner, compound moves), it is the agent's own searcher at
+/// first (engine `propnet`/`propnet+batch`, searched whole) and searches the boards apart
+/// from the turn the shared corner is marked; on connect four (latches, its contingent
+/// factors serial) it stays whole however its latches change.
+#[test]
+fn the_default_agent_switches_to_factors_once_latches_split_the_game() {
+    let base = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = AgentConfig { margin_s: 0.0, ..base };
+    assert!(cfg.factoring && cfg.contingent_factoring, "the main agent watches its latches");
+    let deadline = || Instant::now() + Duration::from_secs(4);
+    let limit = || Limit::until(Instant::now() + Duration::from_millis(200));
+    let game = Game::load(&root().join("gdl/joined_tictactoe_blocked.kif")).expect("game");
+    let moves = |p: &mut Box<dyn Player>, joints: &[[&str; 2]]| {
+        for j in joints {
+            p.advance(&[j[0].to_string(), j[1].to_string()]).unwrap();
+        }
+    };
+    let mut p = new_player(&game, "o", &cfg, 1, deadline()).expect("player");
+    assert!(p.engine() == "propnet" || p.engine() == "propnet+batch", "{}", p.engine());
+    moves(&mut p, &[["( mark 1 1 2 2 )", "noop"]]);
+    p.search(limit()).expect("a move");
+    assert_eq!(p.factors(), None, "coupled while the shared corner is blank");
+    moves(&mut p, &[["noop", "( mark 1 2 2 3 )"], ["( mark 3 3 3 1 )", "noop"]]);
+    let c = p.search(limit()).expect("a move");
+    assert_eq!(p.factors(), Some(2), "once the shared corner is x, the boards are apart");
+    assert!(c.text.starts_with("( mark "), "{}", c.text);
+    let off = AgentConfig { contingent_factoring: false, ..cfg.clone() };
+    let mut q = new_player(&game, "o", &off, 1, deadline()).expect("player");
+    moves(&mut q, &[["( mark 1 1 2 2 )", "noop"], ["noop", "( mark 1 2 2 3 )"], ["( mark 3 3 3 1 )", "noop"]]);
+    q.search(limit()).expect("a move");
+    assert_eq!(q.factors(), None, "without contingent factoring the game stays whole");
+    // Connect four: every disc is a latch, and after a few moves the board splits into
+    // factors that each move plays in one of (serial): searched whole all the same.
+    let game = Game::load(&root().join("gdl/connect4.kif")).expect("game");
+    let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
+    for (red, black) in [("( drop 4 )", "( drop 4 )"), ("( drop 3 )", "( drop 5 )"), ("( drop 1 )", "( drop 7 )")] {
+        p.search(limit()).expect("a move");
+        moves(&mut p, &[[red, "noop"], ["noop", black]]);
+    }
+    p.search(limit()).expect("a move");
+    assert_eq!(p.factors(), None, "connect four is searched whole");
+}

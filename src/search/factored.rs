@@ -27,11 +27,13 @@
 //! every call checks, in microseconds, whether the set of latches holding has changed; if
 //! it has, the analysis runs again with the bases that provably keep their values fixed
 //! ([`crate::factor::analyse_from`]) and the search switches to the factors found (logged).
-//! Where nothing factors, the search is the plain [`Mcts`]; so it is where a factor that a
+//! Where nothing factors, the search is the whole game's searcher: a one-thread [`Mcts`], or
+//! the player's own searcher ([`FactoredMcts::with_plain`]: threads, meta-gaming's playouts),
+//! which the factored search then only wraps; so it is where a factor that a
 //! goal or terminal reads changes by itself while play is elsewhere (lamps that dim), since
 //! freezing it at the root would misjudge it ([`crate::factor::idle_static`]), and, in games
 //! with an opponent, where no role's move is a compound of per-factor parts (see
-//! [`searchable`] for why).
+//! [`plan`] for why).
 
 use super::{Choice, Limit, Mcts, MctsConfig, Search};
 use crate::factor::{self, Analysis, Latch, LatchKind, MoveShape, Place, Verdict};
@@ -235,20 +237,6 @@ impl StateMachine for FactorMachine {
 /// chinook (8-1-11); see the notes of issue 12. Without an opponent there is neither tempo
 /// nor a race between opponents, and one-role serial games (blocksWorldSerial) are searched
 /// apart.
-fn searchable(net: &Net, info: &crate::factor::net_info::NetInfo, a: &Analysis, opts: FactoredOptions) -> bool {
-    match plan_with(net, info, a, opts) {
-        Ok(()) => true,
-        Err(why) => {
-            if a.verdict == Verdict::Factorable {
-                tracing::info!(why, "factored search: the game factors but is searched whole");
-            }
-            false
-        }
-    }
-}
-
-/// Whether [`FactoredMcts`] with `opts` searches the factors of `a` apart, or why not (see
-/// [`searchable`]).
 pub fn plan(net: &Net, a: &Analysis, opts: FactoredOptions) -> Result<(), &'static str> {
     plan_with(net, &crate::factor::net_info::NetInfo::new(net), a, opts)
 }
@@ -322,8 +310,13 @@ pub struct FactoredMcts {
     /// Whether contingent analyses are cheap enough to run during play.
     contingent: bool,
     opts: FactoredOptions,
+    /// Whether the static analysis searches the factors apart, or why not.
+    plan: Result<(), &'static str>,
     factored: Option<Factored>,
-    plain: Mcts<PropnetMachine>,
+    /// The whole game's searcher: every move while nothing factors (or nothing is there to
+    /// choose); by default a one-thread [`Mcts`], the player's own searcher with
+    /// [`FactoredMcts::with_plain`].
+    plain: Box<dyn Search<PropnetMachine>>,
     legal: Vec<u32>,
 }
 
@@ -333,7 +326,7 @@ pub struct FactoredOptions {
     /// Switch to factors found contingently during play.
     pub contingent: bool,
     /// With an opponent, search per factor also games where every move plays in one factor
-    /// (serial, or each role's factor set by the turn); see [`searchable`].
+    /// (serial, or each role's factor set by the turn); see [`plan`].
     pub serial: bool,
     /// Factors searched at once, each on its own thread (0 or 1: one after the other). With
     /// two factors and two threads, each factor's tree gets the whole of the move's time
@@ -356,11 +349,12 @@ impl FactoredMcts {
             && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS
             && !latches.is_empty();
         let iid = a.iid.clone();
-        let factored = searchable(&net, &info, &a, opts).then(|| Factored {
-            analysis: Arc::new(a),
-            trees: Vec::new(),
-            machines: Vec::new(),
-        });
+        let plan = plan_with(&net, &info, &a, opts);
+        if let (Err(why), Verdict::Factorable) = (plan, &a.verdict) {
+            tracing::info!(why, "factored search: the game factors but is searched whole");
+        }
+        let factored =
+            plan.is_ok().then(|| Factored { analysis: Arc::new(a), trees: Vec::new(), machines: Vec::new() });
         if let Some(f) = &factored {
             tracing::info!(factors = f.analysis.factors.len(), "factored search: the game factors statically");
         }
@@ -373,15 +367,34 @@ impl FactoredMcts {
             iid,
             contingent,
             opts,
+            plan,
             factored,
-            plain: Mcts::new(cfg),
+            plain: Box::new(Mcts::new(cfg)),
             legal: Vec::new(),
         }
     }
 
-    /// Whether the search currently runs per factor, and on how many factors.
-    pub fn factors(&self) -> Option<usize> {
-        self.factored.as_ref().map(|f| f.analysis.factors.len())
+    /// The same search with `plain` as the whole game's searcher (the player's own: threads,
+    /// meta-gaming's playouts), so that watching for contingent factors costs the player
+    /// nothing but the check of its latches.
+    pub fn with_plain(self, plain: Box<dyn Search<PropnetMachine>>) -> FactoredMcts {
+        FactoredMcts { plain, ..self }
+    }
+
+    /// Whether the static analysis has the factors searched apart, or why not ([`plan`]).
+    pub fn plan(&self) -> Result<(), &'static str> {
+        self.plan
+    }
+
+    /// Whether the search re-checks its latches during play for contingent factors: asked
+    /// for, latches there are, and the analysis cheap enough ([`CONTINGENT_MAX_MS`]).
+    pub fn watches_latches(&self) -> bool {
+        self.contingent
+    }
+
+    /// The game's network back (when no other holder shares it).
+    pub fn into_net(self) -> Option<Net> {
+        Arc::try_unwrap(self.net).ok()
     }
 
     /// Re-analyses when the latches held change (contingent factoring).
@@ -400,7 +413,15 @@ impl FactoredMcts {
         let a = factor::analyse_with(&self.net, &self.info, &fixed);
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
-        if searchable(&self.net, &self.info, &a, self.opts) && a.factors.len() > now {
+        let plan = plan_with(&self.net, &self.info, &a, self.opts);
+        tracing::debug!(
+            factors = a.factors.len(),
+            fixed = fixed.len(),
+            ms,
+            why = plan.err().unwrap_or("searched apart"),
+            "factored search: the latches held changed; analysed again"
+        );
+        if plan.is_ok() && a.factors.len() > now {
             tracing::info!(
                 factors = a.factors.len(),
                 fixed = fixed.len(),
@@ -487,6 +508,30 @@ impl Search<PropnetMachine> for FactoredMcts {
             "factored search: move chosen"
         );
         Some(Choice { mv, value: Some((s / todo.len() as f64).clamp(0.0, 1.0)), iterations, proven: false })
+    }
+
+    /// The whole game's searcher's traps (the factor trees' proofs are about projections of
+    /// the game and are not reported).
+    fn take_traps(&mut self) -> Vec<super::TrapFound<u32>> {
+        self.plain.take_traps()
+    }
+
+    fn similarity_stats(&self) -> Option<super::mcts::SimStats> {
+        self.plain.similarity_stats()
+    }
+
+    /// Whether the search currently runs per factor, and on how many factors.
+    fn factors(&self) -> Option<usize> {
+        self.factored.as_ref().map(|f| f.analysis.factors.len())
+    }
+
+    /// The whole game's searcher's root, while the game is searched whole.
+    fn root_moves(&self, role: usize) -> Vec<(u32, u64, f64)> {
+        if self.factored.is_some() {
+            Vec::new()
+        } else {
+            self.plain.root_moves(role)
+        }
     }
 }
 

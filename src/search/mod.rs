@@ -133,6 +133,11 @@ pub trait Search<M: StateMachine>: Send {
     fn root_moves(&self, _role: usize) -> Vec<(M::Move, u64, f64)> {
         Vec::new()
     }
+    /// The factors searched apart now (factored search only; `None` while the game is
+    /// searched whole).
+    fn factors(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Goal of `role` in `state` scaled to 0..=1 (an undefined goal counts as 0).
