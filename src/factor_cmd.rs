@@ -48,6 +48,9 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
     let tl = Instant::now();
     let latches = factor::latch::latches(net);
     let latch_ms = tl.elapsed().as_secs_f64() * 1000.0;
+    let tl = Instant::now();
+    let outcomes = factor::outcome::outcome_latches(net, &latches);
+    let outcome_ms = tl.elapsed().as_secs_f64() * 1000.0;
     let base_names: Vec<String> =
         net.bases.iter().map(|&t| built.grounding_terms.to_string(t, &built.symbols)).collect();
     let input_names: Vec<String> =
@@ -162,6 +165,8 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
             "check_failures": cchecks.1,
         });
     }
+    let outcome = outcome_check(net, &latches, &outcomes, &mut machine, &init, o, &base, outcome_ms);
+    failed |= outcome["failures"].as_u64().unwrap_or(0) > 0;
     let npos = latches.iter().filter(|l| l.kind == LatchKind::Positive).count();
     let latch_json = json!({
         "positive": npos,
@@ -174,7 +179,7 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
         println!(
             "{}",
             json!({"game": game.name, "ok": true, "build_s": built.report.total_s, "report": rep, "latches": latch_json, "player": player,
-                   "contingent": contingent, "check": check, "peak_mib": coverage::own_peak_mib()})
+                   "outcome": outcome, "contingent": contingent, "check": check, "peak_mib": coverage::own_peak_mib()})
         );
     } else {
         println!("game: {} (propnet built in {:.2} s)", game.name, built.report.total_s);
@@ -190,6 +195,31 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
                 .as_array()
                 .map(|v| v.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "))
                 .unwrap_or_default()
+        );
+        println!(
+            "outcome: {} goal or terminal latches ({:.2} ms){}{}",
+            outcome["latches"],
+            outcome_ms,
+            outcome["sample"]
+                .as_array()
+                .map(|v| v.iter().filter_map(|x| x.as_str()).map(|x| format!(" {x};")).collect::<String>())
+                .unwrap_or_default(),
+            if outcome["playouts"].as_u64().unwrap_or(0) > 0 {
+                format!(
+                    " every goal decided before the end in {} of {} random playouts{}, {} states checked, {} disagreements{}",
+                    outcome["decided_early"],
+                    outcome["playouts"],
+                    outcome["median_moves_early"]
+                        .as_u64()
+                        .map(|m| format!(" (median {m} moves before it)"))
+                        .unwrap_or_default(),
+                    outcome["states"],
+                    outcome["failures"],
+                    outcome["error"].as_str().map(|e| format!(": {e}")).unwrap_or_default()
+                )
+            } else {
+                String::new()
+            }
         );
         if !contingent.is_null() {
             println!(
@@ -208,6 +238,141 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
         }
     }
     Ok(if failed { ExitCode::from(4) } else { ExitCode::SUCCESS })
+}
+
+/// The outcome latches (listed) and, on `o.check` random playouts (at most 5 s), the goals
+/// decided before the end ([`factor::outcome::Decider`], re-run whenever the latches held
+/// change), each checked against the game: a goal decided in a state must be the goal at the
+/// end, a value excluded must not be, and an outcome latch's goals must hold wherever it does.
+#[allow(clippy::too_many_arguments)]
+fn outcome_check(
+    net: &propnet::Net,
+    latches: &[factor::Latch],
+    outcomes: &[factor::outcome::OutcomeLatch],
+    machine: &mut PropnetMachine,
+    init: &propnet::PnState,
+    o: &Opts,
+    base: &dyn Fn(u32) -> String,
+    ms: f64,
+) -> serde_json::Value {
+    let roles = net.roles.len();
+    let sample: Vec<String> = outcomes
+        .iter()
+        .take(4)
+        .map(|x| {
+            let goals: Vec<String> = x.goals.iter().map(|&(r, v)| format!("{} {v}", net.roles[r])).collect();
+            format!(
+                "{}{} → {}{}",
+                if x.latch.kind == LatchKind::Positive { "+" } else { "-" },
+                base(x.latch.base),
+                goals.join(", "),
+                if x.terminal { " (terminal)" } else { "" }
+            )
+        })
+        .collect();
+    let (mut states, mut failures, mut early, mut moves_early) = (0usize, 0usize, 0usize, Vec::new());
+    let mut error = None;
+    let mut playouts = 0;
+    if o.check > 0 && !latches.is_empty() {
+        let decider = factor::outcome::Decider::new(net);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(o.seed);
+        let deadline = Instant::now() + Duration::from_secs_f64(o.budget_s.min(5.0));
+        let (mut legal, mut joint, mut next) = (Vec::new(), Vec::new(), init.clone());
+        'playouts: for _ in 0..o.check {
+            if Instant::now() > deadline {
+                break;
+            }
+            playouts += 1;
+            let mut s = init.clone();
+            let (mut promised, mut excluded) = (vec![None; roles], vec![Vec::new(); roles]);
+            let mut held = None;
+            let mut all_at = None;
+            for depth in 0..1000 {
+                let now = held_latches(latches, &s);
+                if held.as_ref() != Some(&now) && Instant::now() < deadline {
+                    held = Some(now);
+                    let d = decider.decided(net, &|b| s.get(b as usize));
+                    states += 1;
+                    for r in 0..roles {
+                        if let Some(v) = d.goals[r] {
+                            if promised[r].is_some_and(|p| p != v) {
+                                failures += 1;
+                                error.get_or_insert(format!("{}'s decided goal changed at move {depth}", net.roles[r]));
+                            }
+                            promised[r] = Some(v);
+                        }
+                        excluded[r].extend(d.excluded[r].iter().copied());
+                    }
+                    if all_at.is_none() && d.all() {
+                        all_at = Some(depth);
+                    }
+                }
+                for x in
+                    outcomes.iter().filter(|x| s.get(x.latch.base as usize) == (x.latch.kind == LatchKind::Positive))
+                {
+                    for &(r, v) in &x.goals {
+                        if machine.goal(&s, r) != Some(v) {
+                            failures += 1;
+                            error.get_or_insert(format!(
+                                "{} holds at move {depth} and {}'s goal is not {v}",
+                                base(x.latch.base),
+                                net.roles[r]
+                            ));
+                        }
+                    }
+                    if x.terminal && !machine.is_terminal(&s) {
+                        failures += 1;
+                        error.get_or_insert(format!(
+                            "{} holds at move {depth} and the state is not terminal",
+                            base(x.latch.base)
+                        ));
+                    }
+                }
+                if machine.is_terminal(&s) {
+                    for r in 0..roles {
+                        let end = machine.goal(&s, r);
+                        if promised[r].is_some_and(|p| Some(p) != end) || end.is_some_and(|e| excluded[r].contains(&e))
+                        {
+                            failures += 1;
+                            error.get_or_insert(format!(
+                                "{}'s goal at the end ({end:?}) is not what was decided",
+                                net.roles[r]
+                            ));
+                        }
+                    }
+                    if let Some(at) = all_at.filter(|&at| at < depth) {
+                        early += 1;
+                        moves_early.push(depth - at);
+                    }
+                    continue 'playouts;
+                }
+                joint.clear();
+                for r in 0..roles {
+                    machine.legal_moves(&s, r, &mut legal);
+                    if legal.is_empty() {
+                        continue 'playouts;
+                    }
+                    joint.push(legal[rng.gen_range(0..legal.len())]);
+                }
+                machine.next_state(&s, &joint, &mut next);
+                std::mem::swap(&mut s, &mut next);
+            }
+        }
+    }
+    moves_early.sort_unstable();
+    json!({
+        "latches": outcomes.len(),
+        "goal_latches": outcomes.iter().filter(|x| !x.goals.is_empty()).count(),
+        "terminal_latches": outcomes.iter().filter(|x| x.terminal).count(),
+        "sample": sample,
+        "ms": ms,
+        "playouts": playouts,
+        "states": states,
+        "decided_early": early,
+        "median_moves_early": moves_early.get(moves_early.len() / 2),
+        "failures": failures,
+        "error": error,
+    })
 }
 
 /// One bit per latch: whether it holds its latched value in `s`.
@@ -268,13 +433,14 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
     );
     let mut rows = rows;
     rows.sort_by(|a, b| a.0.cmp(&b.0));
-    println!("| game | verdict | factors | moves | goals | terminal | IID | junk | latches +/- | analysis ms | product check | contingent | why | player |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| game | verdict | factors | moves | goals | terminal | IID | junk | latches +/- | goal latches | decided early | analysis ms | product check | contingent | why | player |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut stat, mut cont, mut built, mut bad) = (0, 0, 0, 0);
+    let (mut with_latches, mut with_early, mut outcome_bad) = (0, 0, 0);
     for (name, c) in &rows {
         let Some(v) = c.json.as_ref().filter(|v| v["ok"].as_bool() == Some(true)) else {
             let why = c.json.as_ref().and_then(|v| v["error"].as_str().map(String::from)).unwrap_or(c.why.clone());
-            println!("| {name} | not built | | | | | | | | | | | {} | |", why.replace('|', "/"));
+            println!("| {name} | not built | | | | | | | | | | | | | {} | |", why.replace('|', "/"));
             continue;
         };
         built += 1;
@@ -323,9 +489,25 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
                 cf, v["contingent"]["playouts"], v["contingent"]["median_depth"], v["contingent"]["max_factors"]
             )
         };
-        let ms = r["millis"].as_f64().unwrap_or(0.0) + v["latches"]["ms"].as_f64().unwrap_or(0.0);
+        let ms = r["millis"].as_f64().unwrap_or(0.0)
+            + v["latches"]["ms"].as_f64().unwrap_or(0.0)
+            + v["outcome"]["ms"].as_f64().unwrap_or(0.0);
+        let out = &v["outcome"];
+        with_latches += usize::from(out["latches"].as_u64().unwrap_or(0) > 0);
+        with_early += usize::from(out["decided_early"].as_u64().unwrap_or(0) > 0);
+        let early = if out["failures"].as_u64().unwrap_or(0) > 0 {
+            outcome_bad += 1;
+            "FAILED".to_string()
+        } else if out["playouts"].as_u64().unwrap_or(0) > 0 {
+            match out["median_moves_early"].as_u64() {
+                Some(m) => format!("{}/{} ({m} moves)", out["decided_early"], out["playouts"]),
+                None => format!("{}/{}", out["decided_early"], out["playouts"]),
+            }
+        } else {
+            String::new()
+        };
         println!(
-            "| {name} | {verdict} | {} | {} | {} | {} | {} | {} | {}/{} | {:.1} | {check} | {contingent} | {} | {} |",
+            "| {name} | {verdict} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {early} | {:.1} | {check} | {contingent} | {} | {} |",
             r["factors"].as_array().map_or(0, |f| f.len()),
             shapes.join(" "),
             goals.join(", "),
@@ -334,6 +516,7 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
             r["junk"]["count"],
             v["latches"]["positive"],
             v["latches"]["negative"],
+            out["latches"].as_u64().unwrap_or(0),
             ms,
             r["why"].as_str().unwrap_or("").replace('|', "/"),
             match (verdict, v["player"].as_str()) {
@@ -343,6 +526,6 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
             },
         );
     }
-    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts), {bad} product checks failed", rows.len());
-    Ok(if bad > 0 { ExitCode::from(4) } else { ExitCode::SUCCESS })
+    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts), {bad} product checks failed; {with_latches} with goal or terminal latches, {with_early} with every goal decided before the end in some sampled playout, {outcome_bad} outcome checks failed", rows.len());
+    Ok(if bad + outcome_bad > 0 { ExitCode::from(4) } else { ExitCode::SUCCESS })
 }

@@ -40,6 +40,7 @@
 pub mod formula;
 pub mod latch;
 pub(crate) mod net_info;
+pub mod outcome;
 pub mod product;
 pub mod report;
 

@@ -409,11 +409,21 @@ impl FactoredMcts {
         }
         self.held = held;
         let t = Instant::now();
-        let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize), Some(&self.iid));
-        let a = factor::analyse_with(&self.net, &self.info, &fixed);
+        // The analysis runs inside a move: a panic in it ends contingent factoring for the
+        // match (logged), never the move.
+        let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize), Some(&self.iid));
+            let a = factor::analyse_with(&self.net, &self.info, &fixed);
+            let plan = plan_with(&self.net, &self.info, &a, self.opts);
+            (fixed, a, plan)
+        }));
+        let Ok((fixed, a, plan)) = analysed else {
+            tracing::error!("factored search: the contingent analysis panicked; no more of it this match");
+            self.contingent = false;
+            return;
+        };
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         let now = self.factored.as_ref().map_or(1, |f| f.analysis.factors.len());
-        let plan = plan_with(&self.net, &self.info, &a, self.opts);
         tracing::debug!(
             factors = a.factors.len(),
             fixed = fixed.len(),

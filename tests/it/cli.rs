@@ -456,6 +456,38 @@ fn bench_and_conform_run_on_the_propnet() {
     assert!(stdout(&o).contains("goal of x expected Some(100), got Some(50)"), "{}", stdout(&o));
 }
 
+/// Goal latches and goals decided before the end (flag_race: a resignation decides the
+/// other player's goal; two flags owned settle the race moves before its end), each decision
+/// checked against the goals at the end of random playouts, one game and a folder.
+#[test]
+fn factor_reports_goal_latches_and_goals_decided_early() {
+    let o = factotum(&["factor", "gdl/flag_race.kif", "--json", "--check", "20"]);
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    let out = &v["outcome"];
+    assert_eq!(out["goal_latches"], 2, "{out}");
+    assert_eq!(out["terminal_latches"], 0, "{out}");
+    assert_eq!(out["sample"][0], "+( resigned white ) → black 100", "{out}");
+    assert_eq!(out["failures"], 0, "{out}");
+    assert!(out["decided_early"].as_u64().unwrap_or(0) > 0, "{out}");
+    assert!(out["states"].as_u64().unwrap_or(0) > 20, "{out}");
+    let o = factotum(&["factor", "gdl/flag_race.kif", "--check", "0"]);
+    assert!(stdout(&o).contains("outcome: 2 goal or terminal latches"), "{}", stdout(&o));
+    let dir = temp_dir("factor-outcome");
+    for g in ["flag_race.kif", "tictactoe.kif"] {
+        std::fs::copy(root().join("gdl").join(g), dir.join(g)).expect("copy");
+    }
+    let o = factotum(&["factor", dir.to_str().unwrap(), "--all", "--check", "5", "--contingent", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let all = stdout(&o);
+    let row = |g: &str| all.lines().find(|l| l.starts_with(&format!("| {g} |"))).unwrap_or_default().to_string();
+    assert!(row("flag_race").contains("| 8/4 | 2 | "), "{all}");
+    assert!(row("tictactoe").contains("| 18/9 | 0 | 0/5 |"), "{all}");
+    assert!(all.contains("1 with goal or terminal latches"), "{all}");
+    assert!(all.contains("0 outcome checks failed"), "{all}");
+}
+
 #[test]
 fn factor_reports_verdicts_and_checks_the_product() {
     let o = factotum(&["factor", "gdl/parallel_tictactoe.kif", "--json", "--check", "10"]);
