@@ -306,6 +306,10 @@ enum Cmd {
         /// With --engine propnet: no selected edges (to measure what they give).
         #[arg(long)]
         plain: bool,
+        /// With --engine propnet: playouts end where goal latches decide every goal, as the
+        /// player's do with agent key `goal_latches`.
+        #[arg(long)]
+        goal_latches: bool,
     },
     /// Meta-gaming as the player does it in the start clock (agent key `metagame`): self-play
     /// between the agent's candidate playouts (`metagame_candidates`: random, MAST, batched,
@@ -687,7 +691,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words, plain } => {
+        Cmd::Bench { game, engine, seconds, runs, seed, max_depth, batch, words, plain, goal_latches } => {
             let g = match load(&game) {
                 Ok(g) => g,
                 Err(code) => return Ok(code),
@@ -734,6 +738,11 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                             propnet::Compiled::new(&b.net, b.grounding_terms, b.symbols)
                         };
                         let mut m = propnet::PropnetMachine::new(c);
+                        if goal_latches {
+                            let table = factotum::factor::outcome::playout_table(&b.net);
+                            eprintln!("goal latches: {} (playouts end where they decide every goal)", table.len());
+                            m.set_goal_latches(&table);
+                        }
                         let c = m.compiled();
                         let (edges, families, groups) = c.selected_counts();
                         eprintln!(

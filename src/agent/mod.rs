@@ -164,6 +164,10 @@ pub struct AgentConfig {
     /// counters (the weak equivalence's classes; `crate::hsg::prune`,
     /// `search::mcts::MctsConfig::position_classes`).
     pub hyperstate_sharing: bool,
+    /// Propnet, MCTS: random and MAST playouts end at the first state whose goals the goal
+    /// latches holding there all decide (`factor::outcome`; proved in the start clock): the
+    /// same rewards, from shorter playouts.
+    pub goal_latches: bool,
 }
 
 impl Default for AgentConfig {
@@ -208,6 +212,7 @@ impl Default for AgentConfig {
             hyperstates: false,
             hyperstate_states: 1_000_000,
             hyperstate_sharing: false,
+            goal_latches: false,
         }
     }
 }
@@ -692,6 +697,9 @@ fn propnet_player(
         Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
+            if cfg.goal_latches && cfg.kind == Kind::Mcts {
+                set_goal_latches(&net, &mut m, budget, report.total_s, game);
+            }
             let (net, watch) = match factored_search(net, cfg, seed, budget, report.total_s, game, m.roles().len()) {
                 Factoring::Apart(search) => {
                     return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
@@ -759,6 +767,29 @@ fn propnet_player(
         Outcome::TimedOut => Outcome::TimedOut,
         Outcome::Failed => Outcome::Failed,
     })
+}
+
+/// Goal latches end the machine's playouts where every goal is decided
+/// ([`propnet::PropnetMachine::set_goal_latches`], `factor::outcome`): proved in the start
+/// clock while it has at least the build's time plus a second left; a panic in the proof is
+/// logged and changes nothing.
+fn set_goal_latches(net: &propnet::Net, m: &mut propnet::PropnetMachine, budget: &Budget, build_s: f64, game: &Game) {
+    if let Some(deadline) = budget.deadline {
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
+        if left < build_s + 1.0 {
+            tracing::info!(game = %game.name, left_s = left, build_s, "goal latches skipped: too little of the start clock left");
+            return;
+        }
+    }
+    let t = Instant::now();
+    let Ok(table) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::factor::outcome::playout_table(net)))
+    else {
+        tracing::error!(game = %game.name, "goal latch proof panicked; playouts run to the end");
+        return;
+    };
+    m.set_goal_latches(&table);
+    tracing::info!(game = %game.name, goal_latches = table.len(), ms = t.elapsed().as_secs_f64() * 1000.0, "goal latches: playouts end where every goal is decided");
 }
 
 /// What [`factored_search`] found for a game.

@@ -72,6 +72,17 @@ pub fn outcome_latches(net: &Net, latches: &[Latch]) -> Vec<OutcomeLatch> {
     out
 }
 
+/// The goal latches of `net` as [`crate::propnet::PropnetMachine::set_goal_latches`] takes
+/// them: per latch that decides some goal, its base, the value it keeps, and the roles whose
+/// goals it decides.
+pub fn playout_table(net: &Net) -> Vec<(u32, bool, Vec<usize>)> {
+    outcome_latches(net, &super::latch::latches(net))
+        .iter()
+        .filter(|o| !o.goals.is_empty())
+        .map(|o| (o.latch.base, o.latch.kind == LatchKind::Positive, o.goals.iter().map(|&(r, _)| r).collect()))
+        .collect()
+}
+
 /// What a state decides of the outcome (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Decided {

@@ -151,3 +151,77 @@ fn decided_goals_are_the_goals_at_the_end_of_random_playouts() {
     }
     assert!(by_state > 0 && by_latch > 0 && early > 0, "decisions: {by_state} by state, {by_latch} by latch");
 }
+
+/// One role, twenty steps; `claim` sets a flag that stays, and the goal is 100 with the flag.
+const CLAIM: &str = "
+(role p)
+(init (step 0))
+(<= (succ ?m ?n) (num ?m) (num ?n) (plus1 ?m ?n))
+(plus1 0 1) (plus1 1 2) (plus1 2 3) (plus1 3 4) (plus1 4 5) (plus1 5 6) (plus1 6 7) (plus1 7 8)
+(plus1 8 9) (plus1 9 10) (plus1 10 11) (plus1 11 12) (plus1 12 13) (plus1 13 14) (plus1 14 15)
+(plus1 15 16) (plus1 16 17) (plus1 17 18) (plus1 18 19) (plus1 19 20)
+(num 0) (num 1) (num 2) (num 3) (num 4) (num 5) (num 6) (num 7) (num 8) (num 9) (num 10) (num 11)
+(num 12) (num 13) (num 14) (num 15) (num 16) (num 17) (num 18) (num 19) (num 20)
+(legal p wait)
+(<= (legal p claim) (not (true claimed)))
+(<= (next claimed) (does p claim))
+(<= (next claimed) (true claimed))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= terminal (true (step 20)))
+(<= (goal p 100) (true claimed))
+(<= (goal p 0) (not (true claimed)))
+";
+
+/// The machine's playouts end where the goal latches decide every goal: from a state with the
+/// flag, at once and with the same goal; from the start, at the claim.
+#[test]
+fn goal_latches_end_playouts_where_every_goal_is_decided() {
+    let g = Game::parse("claim.kif", CLAIM).unwrap_or_else(|e| panic!("{e}"));
+    let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"));
+    let outs = outcome_latches(&b.net, &latches(&b.net));
+    assert_eq!(outs.len(), 1, "{outs:?}");
+    assert_eq!(outs[0].goals, vec![(0, 100)]);
+    let table = playout_table(&b.net);
+    assert_eq!(table, vec![(outs[0].latch.base, true, vec![0])]);
+    let mut plain = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms.clone(), b.symbols.clone()));
+    let mut cut = plain.clone();
+    cut.set_goal_latches(&table);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+    let mut bufs = crate::machine::PlayoutBuffers::new(&mut plain);
+    let mut legal = Vec::new();
+    // After claiming at the first step.
+    let s0 = plain.initial_state();
+    plain.legal_moves(&s0, 0, &mut legal);
+    let claim = *legal.iter().find(|&&m| plain.move_text(m) == "claim").expect("claim");
+    let mut won = s0.clone();
+    plain.next_state(&s0, &[claim], &mut won);
+    let mut a = won.clone();
+    let ra = plain.playout(&mut a, &mut rng, 1000, &mut bufs);
+    let mut c = won.clone();
+    let rc = cut.playout(&mut c, &mut rng, 1000, &mut bufs);
+    assert_eq!((ra.depth, ra.terminal), (19, true), "to the end without the table");
+    assert_eq!((rc.depth, rc.terminal), (0, true), "at once with it");
+    assert_eq!(plain.goal(&a, 0), Some(100));
+    assert_eq!(cut.goal(&c, 0), Some(100), "the same goal where it stopped");
+    // From the start: every playout ends at the claim (or at the end, never claiming), with the
+    // goal the full playout gives.
+    let mut shorter = 0;
+    for _ in 0..50 {
+        let mut s = s0.clone();
+        let r = cut.playout(&mut s, &mut rng, 1000, &mut bufs);
+        assert!(r.terminal);
+        let g = cut.goal(&s, 0);
+        if r.depth < 20 {
+            shorter += 1;
+            assert_eq!(g, Some(100));
+        } else {
+            assert_eq!(g, Some(0));
+        }
+    }
+    assert!(shorter > 40, "{shorter} of 50 playouts ended at the claim");
+    // A table that leaves a role undecided is dropped.
+    let mut none = plain.clone();
+    none.set_goal_latches(&[]);
+    let mut d = won.clone();
+    assert_eq!(none.playout(&mut d, &mut rng, 1000, &mut bufs).depth, 19);
+}

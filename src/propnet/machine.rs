@@ -164,6 +164,16 @@ pub struct PropnetMachine {
     /// The batch machine of the same network, where one was attached
     /// ([`PropnetMachine::attach_batch`]): [`StateMachine::batch_playouts`] runs on it.
     batch: Option<Box<super::batch::BatchMachine>>,
+    /// Goal latches that end playouts early ([`PropnetMachine::set_goal_latches`]).
+    settle: Arc<Settle>,
+}
+
+/// Goal latches as the playouts read them: per latch, its base's word and bit, the value it
+/// keeps, and the roles whose goals it decides (a bit per role); `all`: every role's bit.
+#[derive(Debug, Default)]
+struct Settle {
+    latches: Vec<(u32, u64, bool, u64)>,
+    all: u64,
 }
 
 impl Compiled {
@@ -659,6 +669,7 @@ impl PropnetMachine {
             // Room for every member: playouts never grow them.
             group_on: c.group_len.iter().map(|&k| Vec::with_capacity(k as usize)).collect(),
             batch: None,
+            settle: Arc::default(),
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
@@ -1112,8 +1123,9 @@ impl PropnetMachine {
         let c = self.shared();
         let roles = c.roles.len();
         let mut depth = 0;
+        let settle = !self.settle.latches.is_empty();
         let terminal = loop {
-            if self.value(c.terminal) {
+            if self.value(c.terminal) || (settle && self.settled()) {
                 break true;
             }
             if depth >= max_depth {
@@ -1185,8 +1197,9 @@ impl PropnetMachine {
         let c = self.shared();
         let roles = c.roles.len();
         let mut depth = 0;
+        let settle = !self.settle.latches.is_empty();
         let terminal = loop {
-            if self.value(c.terminal) {
+            if self.value(c.terminal) || (settle && self.settled()) {
                 break true;
             }
             if depth >= max_depth {
@@ -1219,6 +1232,44 @@ impl PropnetMachine {
 }
 
 impl PropnetMachine {
+    /// Ends random and policy playouts ([`StateMachine::playout`] and its kin) at the first
+    /// state where every role's goal is decided by the goal latches holding there
+    /// (`factor::outcome`: each `(base, value, roles)` is a latch that, once `base` has
+    /// `value`, decides the goals of `roles` for the rest of the game). Such a state's goals
+    /// are the goals the playout would end with, so the rewards read there are the same and
+    /// the playout is shorter; the playout counts as ended (`terminal`). Clones share the
+    /// table; an empty list (the default), or a game with more than 64 roles, turns it off.
+    pub fn set_goal_latches(&mut self, latches: &[(u32, bool, Vec<usize>)]) {
+        let roles = self.c.roles.len();
+        let mut settle =
+            Settle { latches: Vec::new(), all: if roles <= 64 { u64::MAX >> (64 - roles.max(1)) } else { 0 } };
+        if roles <= 64 {
+            for (b, v, rs) in latches {
+                let mask = rs.iter().filter(|&&r| r < roles).fold(0u64, |m, &r| m | 1 << r);
+                if mask != 0 && (*b as usize) < self.cur.len() * 64 {
+                    settle.latches.push((b / 64, 1u64 << (b % 64), *v, mask));
+                }
+            }
+        }
+        // Only where the latches together can decide every role.
+        if settle.latches.iter().fold(0, |m, l| m | l.3) != settle.all {
+            settle.latches.clear();
+        }
+        self.settle = Arc::new(settle);
+    }
+
+    /// Whether the goal latches holding in the current state decide every role's goal.
+    #[inline]
+    fn settled(&self) -> bool {
+        let mut got = 0u64;
+        for &(w, bit, v, roles) in &self.settle.latches {
+            if (self.cur[w as usize] & bit != 0) == v {
+                got |= roles;
+            }
+        }
+        got == self.settle.all
+    }
+
     /// Samples `steps` steps of random playouts from the initial state, starting again at
     /// the end of each, and counts per node the phases it holds in and its changes; a phase
     /// is the network settled after a joint move's inputs are set, or after the next state's

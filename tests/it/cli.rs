@@ -233,6 +233,28 @@ fn bench_propnet_selects_edges_unless_plain() {
     assert_eq!(selected(true), 0);
 }
 
+/// `--goal-latches`: planted_trap's mode latches decide both goals, so its playouts end
+/// earlier (fewer states per playout) than without them.
+#[test]
+fn bench_goal_latches_shorten_playouts() {
+    let depth = |latches: bool| {
+        let mut args = vec!["bench", "gdl/planted_trap.kif", "--engine", "propnet", "--seconds", "0.3", "--runs", "1"];
+        if latches {
+            args.push("--goal-latches");
+        }
+        let o = factotum(&args);
+        assert_no_panic(&o);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stderr(&o).contains("goal latches: 2 "), latches, "{}", stderr(&o));
+        let out = stdout(&o);
+        let row = out.lines().find(|l| l.starts_with("| planted_trap | propnet |")).unwrap_or_else(|| panic!("{out}"));
+        let cells: Vec<f64> = row.trim_matches('|').split('|').filter_map(|c| c.trim().parse().ok()).collect();
+        cells[2] / cells[1]
+    };
+    let (plain, cut) = (depth(false), depth(true));
+    assert!(cut < plain * 0.97, "states per playout: {cut} with goal latches, {plain} without");
+}
+
 #[test]
 fn bench_malformed_game_exits_2() {
     let dir = temp_dir("bench-bad");
