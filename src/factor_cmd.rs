@@ -137,19 +137,11 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
                         continue 'playouts;
                     }
                 }
-                if machine.is_terminal(&s) {
-                    break;
+                if machine.is_terminal(&s)
+                    || !random_step(&mut machine, &mut s, &mut next, &mut legal, &mut joint, &mut rng)
+                {
+                    continue 'playouts;
                 }
-                joint.clear();
-                for r in 0..net.roles.len() {
-                    machine.legal_moves(&s, r, &mut legal);
-                    if legal.is_empty() {
-                        continue 'playouts;
-                    }
-                    joint.push(legal[rng.gen_range(0..legal.len())]);
-                }
-                machine.next_state(&s, &joint, &mut next);
-                std::mem::swap(&mut s, &mut next);
             }
         }
         depths.sort_unstable();
@@ -346,16 +338,9 @@ fn outcome_check(
                     }
                     continue 'playouts;
                 }
-                joint.clear();
-                for r in 0..roles {
-                    machine.legal_moves(&s, r, &mut legal);
-                    if legal.is_empty() {
-                        continue 'playouts;
-                    }
-                    joint.push(legal[rng.gen_range(0..legal.len())]);
+                if !random_step(machine, &mut s, &mut next, &mut legal, &mut joint, &mut rng) {
+                    continue 'playouts;
                 }
-                machine.next_state(&s, &joint, &mut next);
-                std::mem::swap(&mut s, &mut next);
             }
         }
     }
@@ -373,6 +358,29 @@ fn outcome_check(
         "failures": failures,
         "error": error,
     })
+}
+
+/// Plays one uniformly random joint move from `s` (its successor replaces it); false, with
+/// `s` unchanged, when a role has no legal move.
+fn random_step(
+    machine: &mut PropnetMachine,
+    s: &mut propnet::PnState,
+    next: &mut propnet::PnState,
+    legal: &mut Vec<u32>,
+    joint: &mut Vec<u32>,
+    rng: &mut rand_pcg::Pcg64Mcg,
+) -> bool {
+    joint.clear();
+    for r in 0..machine.roles().len() {
+        machine.legal_moves(s, r, legal);
+        if legal.is_empty() {
+            return false;
+        }
+        joint.push(legal[rng.gen_range(0..legal.len())]);
+    }
+    machine.next_state(s, joint, next);
+    std::mem::swap(s, next);
+    true
 }
 
 /// One bit per latch: whether it holds its latched value in `s`.
