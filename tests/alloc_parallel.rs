@@ -51,17 +51,29 @@ fn tree_parallel_iterations_allocate_nothing_on_any_thread() {
         for _ in 0..3 {
             t.select(&mut m, &s, 0, Limit::iterations(8000)).unwrap();
         }
-        let mut per_call = Vec::new();
-        for n in [400, 32000] {
-            let before = ALLOCS.load(Ordering::SeqCst);
-            t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
-            per_call.push(ALLOCS.load(Ordering::SeqCst) - before);
-        }
+        // The fewest allocations of three calls at each size: how often a thread parks on a
+        // channel depends on timing, and a rare park may allocate once (CI once saw 8 and 9),
+        // so one-off allocations are tolerated, never ones that grow with the iterations: one
+        // per iteration would be tens of thousands more at 32,000 than at 400, one per
+        // hundred iterations over 300 more.
+        let mut fewest = |n| {
+            (0..3)
+                .map(|_| {
+                    let before = ALLOCS.load(Ordering::SeqCst);
+                    t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
+                    ALLOCS.load(Ordering::SeqCst) - before
+                })
+                .min()
+                .unwrap()
+        };
+        let small = fewest(400);
+        let large = fewest(32000);
         assert!(t.tree().helper_playouts() > 0, "{playout:?}: the helper played");
         assert_eq!(t.tree().tree_size(), 1);
-        assert_eq!(
-            per_call[0], per_call[1],
-            "{playout:?} decisive {decisive}: allocations per call at 400 and 32000 iterations"
+        assert!(
+            large <= small + 2,
+            "{playout:?} decisive {decisive}: {small} allocations per call at 400 iterations, \
+             {large} at 32000"
         );
     }
 }
