@@ -719,7 +719,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
         );
         for (a, (name, cfg)) in agents.iter().enumerate() {
             for (b, &n) in o.iterations.iter().enumerate() {
-                let (mut avoided, mut by_hint) = (0, 0);
+                let (mut avoided, mut by_hint, mut by_check) = (0, 0, 0);
                 let (mut done, mut secs) = (0u64, 0.0f64);
                 let (mut sim_time, mut search_time) = (0.0f64, 0.0f64);
                 for (i, (pos, s, hist)) in positions.iter().enumerate() {
@@ -745,12 +745,14 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                     let text = m.move_text(c.mv);
                     let avoid = !is_trap_text(&pos.traps, &text);
                     avoided += avoid as usize;
-                    // Avoided because a similarity hint proved a trap here.
-                    let hinted = search
-                        .take_traps()
-                        .iter()
-                        .any(|t| t.how == "similarity" && is_trap_text(&pos.traps, &m.move_text(t.mv)));
-                    by_hint += (avoid && hinted) as usize;
+                    // Avoided because a similarity hint, or an exact trap check (on a collapse or
+                    // of the choice), proved a trap here.
+                    let found = search.take_traps();
+                    let by = |how: &[&str]| {
+                        found.iter().any(|t| how.contains(&t.how) && is_trap_text(&pos.traps, &m.move_text(t.mv)))
+                    };
+                    by_hint += (avoid && by(&["similarity"])) as usize;
+                    by_check += (avoid && by(&["collapse", "choice"])) as usize;
                 }
                 total[a][b].0 += avoided;
                 total[a][b].1 += positions.len();
@@ -758,7 +760,7 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
                 let sim_share = if search_time > 0.0 { sim_time / search_time } else { 0.0 };
                 rows.push(json!({
                     "game": game, "agent": name, "iterations": n, "positions": positions.len(), "avoided": avoided,
-                    "avoided_by_hint": by_hint, "iterations_per_s": speed, "similarity_share": sim_share,
+                    "avoided_by_hint": by_hint, "avoided_by_check": by_check, "iterations_per_s": speed, "similarity_share": sim_share,
                 }));
             }
         }
@@ -781,10 +783,10 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
     let head: Vec<String> = o.iterations.iter().map(|n| format!("avoided at {n}")).collect();
     let last = o.iterations.last().copied().unwrap_or(0);
     println!(
-        "| game | agent | positions | {} | iterations/s at {last} | similarity's share of time at {last} | avoided by a hint (per budget) |",
+        "| game | agent | positions | {} | iterations/s at {last} | similarity's share of time at {last} | avoided by a hint (per budget) | avoided by a trap check (per budget) |",
         head.join(" | ")
     );
-    println!("|---|---|---|{}---|---|---|", "---|".repeat(o.iterations.len()));
+    println!("|---|---|---|{}---|---|---|---|", "---|".repeat(o.iterations.len()));
     let pct = |a: usize, n: usize| {
         if n == 0 {
             "-".to_string()
@@ -801,19 +803,20 @@ pub fn trapsuite(dir: &Path, o: &SuiteOpts) -> Result<ExitCode> {
         let stem = Path::new(game).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
         let speed = chunk[chunk.len() - 1]["iterations_per_s"].as_f64().unwrap_or(0.0);
         let share = chunk[chunk.len() - 1]["similarity_share"].as_f64().unwrap_or(0.0);
-        let hints: Vec<String> = chunk.iter().map(|r| r["avoided_by_hint"].to_string()).collect();
+        let per_budget = |key: &str| chunk.iter().map(|r| r[key].to_string()).collect::<Vec<_>>().join(", ");
         println!(
-            "| {stem} | {} | {} | {} | {speed:.0} | {:.1}% | {} |",
+            "| {stem} | {} | {} | {} | {speed:.0} | {:.1}% | {} | {} |",
             chunk[0]["agent"].as_str().unwrap_or(""),
             chunk[0]["positions"],
             cells.join(" | "),
             100.0 * share,
-            hints.join(", ")
+            per_budget("avoided_by_hint"),
+            per_budget("avoided_by_check")
         );
     }
     for (a, (name, _)) in agents.iter().enumerate() {
         let cells: Vec<String> = total[a].iter().map(|&(x, n)| pct(x, n)).collect();
-        println!("| **all** | {name} | {} | {} | | | |", total[a].first().map_or(0, |t| t.1), cells.join(" | "));
+        println!("| **all** | {name} | {} | {} | | | | |", total[a].first().map_or(0, |t| t.1), cells.join(" | "));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -111,6 +111,10 @@ pub struct AgentConfig {
     /// Similarity hints: remember the traps proven in a match and check similar positions
     /// for them with the exact trap finder (see `search::trap_memory`).
     pub trap_hints: bool,
+    /// Exact trap checks: a root move whose mean falls well below the best it showed, and
+    /// the move about to be played, are checked by the exact trap finder, and kept out of
+    /// the choice once proven lost (see `search::trap_check`).
+    pub trap_check: bool,
     /// How MCTS playouts choose moves: `random`, `mast`, or `batch` (random playouts many
     /// at once on the propnet's batch machine, from `batch_leaves` leaves per batch); see
     /// `search::mcts::Playout`.
@@ -196,6 +200,7 @@ impl Default for AgentConfig {
             sim_depth: MctsConfig::default().sim_depth,
             sim_share: MctsConfig::default().sim_share,
             trap_hints: false,
+            trap_check: false,
             playout: Playout::Random,
             batch_leaves: MctsConfig::default().batch_leaves,
             mast_epsilon: MctsConfig::default().mast_epsilon,
@@ -315,6 +320,7 @@ impl AgentConfig {
             sim_depth: self.sim_depth,
             sim_share: self.sim_share,
             trap_hints: self.trap_hints,
+            trap_check: self.trap_check,
             playout: self.playout,
             mast_epsilon: self.mast_epsilon,
             mast_decay: self.mast_decay,

@@ -21,6 +21,10 @@ fn every_shipped_config_loads() {
         assert_eq!(cfg.kind, kind);
         assert_eq!(cfg.margin_s, 2.5);
     }
+    let check = AgentConfig::load(&root().join("agents/mcts_trapcheck.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let plain = AgentConfig::load(&root().join("agents/mcts_plain.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(check.trap_check && !plain.trap_check);
+    assert_eq!((check.threads, check.solver, check.amaf), (plain.threads, plain.solver, plain.amaf));
 }
 
 #[test]

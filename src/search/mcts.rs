@@ -24,6 +24,7 @@
 //! ids in reused arrays: no allocation per iteration.
 
 use super::classes::{PositionClasses, NO_CLASS};
+use super::trap_check::{self, TrapWatch};
 use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
 use crate::machine::decisive::{decisive_playout, DecisiveBuffers};
@@ -156,6 +157,10 @@ pub struct MctsConfig {
     /// remembered, and at each new root similar to one of them the move paired with the trap
     /// move is checked by the exact trap finder, its refutation's matched killer move first.
     pub trap_hints: bool,
+    /// Exact trap checks ([`super::trap_check`]): a root move whose mean falls well below the
+    /// best it showed, and the move about to be played, are checked by the exact trap finder,
+    /// and kept out of the search and of the choice once proven lost.
+    pub trap_check: bool,
     /// How playouts choose moves.
     pub playout: Playout,
     /// MAST: share of playout moves chosen at random.
@@ -214,6 +219,7 @@ impl Default for MctsConfig {
             sim_max_states: 4096,
             sim_share: 0.15,
             trap_hints: false,
+            trap_check: false,
             playout: Playout::Random,
             mast_epsilon: 0.4,
             mast_decay: 0.2,
@@ -375,6 +381,7 @@ pub struct Mcts<M: StateMachine> {
     hinted: Vec<(u32, M::Move)>,
     hinted_at: Option<u64>,
     hint_finds: Vec<TrapFound<M::Move>>,
+    watch: TrapWatch,
     mast: MastState,
     batch: BatchState<M>,
     /// Tree-parallel search's helper threads ([`TreeParallelMcts`]), once started.
@@ -673,6 +680,7 @@ impl<M: StateMachine> Mcts<M> {
             hinted: Vec::new(),
             hinted_at: None,
             hint_finds: Vec::new(),
+            watch: TrapWatch::new(),
             mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
             batch: BatchState { starts: Vec::new(), pending: Vec::new(), sums: Vec::new() },
             helpers: None,
@@ -1848,6 +1856,106 @@ impl<M: StateMachine> Mcts<M> {
         self.memory.remember(machine, &sig, &state, role, &lines);
     }
 
+    /// Whether the root is one where the exact trap checks apply: `role` alone chooses, and
+    /// nothing is proven there yet.
+    fn checkable_root(&self, role: usize) -> bool {
+        let node = &self.nodes[self.root as usize];
+        !node.solved && (0..self.roles).all(|r| r == role || node.count(r) == 1)
+    }
+
+    /// Exact trap checks on a collapse ([`super::trap_check`]): the moves whose mean has
+    /// collapsed at the root are checked by the exact trap finder.
+    fn check_collapse(&mut self, machine: &mut M, role: usize, iterations: u64, deadline: Instant) {
+        if !self.checkable_root(role) {
+            self.watch.stop();
+            return;
+        }
+        let node = &self.nodes[self.root as usize];
+        let (lo, k) = (node.offs[role] as usize, node.count(role));
+        let left = |d: Instant| d.saturating_duration_since(Instant::now());
+        // Nothing is allocated unless a check runs.
+        if self.watch.scan(iterations, &node.n[lo..lo + k], &node.w[lo..lo + k]).is_empty()
+            || !self.watch.may_check(self.sim.started.elapsed(), left(deadline))
+        {
+            return;
+        }
+        for i in self.watch.collapsed().to_vec() {
+            if !self.watch.may_check(self.sim.started.elapsed(), left(deadline)) {
+                break;
+            }
+            self.prove_lost(machine, role, i, "collapse", deadline);
+        }
+    }
+
+    /// Exact trap checks of the choice ([`super::trap_check`]), once the search is over: the
+    /// move `best` would play is checked, and while a check proves it lost, the next,
+    /// [`trap_check::CHOICES`] at most, until `deadline`.
+    fn check_choice(&mut self, machine: &mut M, role: usize, deadline: Instant) {
+        if !self.checkable_root(role) {
+            return;
+        }
+        for _ in 0..trap_check::CHOICES {
+            let Some((i, _, proven)) = self.best(role) else { return };
+            if proven || self.watch.is_checked(i) || Instant::now() >= deadline {
+                return;
+            }
+            if !self.prove_lost(machine, role, i, "choice", deadline) {
+                return;
+            }
+        }
+    }
+
+    /// Runs the exact trap finder on root move `i` of `role` (once per root: the watch
+    /// records it); a move proven lost is kept out of the search and of the choice, as a
+    /// similarity hint's is, and its trap reported once the move is chosen, found by `how`.
+    /// Whether it was proven lost.
+    fn prove_lost(&mut self, machine: &mut M, role: usize, i: usize, how: &'static str, deadline: Instant) -> bool {
+        let ri = self.root as usize;
+        let node = &self.nodes[ri];
+        let mv = node.moves[node.offs[role] as usize + i];
+        let known = self.hinted.iter().any(|h| h.0 as usize == role && h.1 == mv);
+        if known || self.proven_moves(ri, role)[i].is_some() {
+            self.watch.checked(i, Duration::ZERO, false);
+            return known;
+        }
+        let state = self.nodes[ri].state.clone();
+        let now = Instant::now();
+        let mut finder = crate::traps::TrapSearch::new(machine, role, 0, trap_check::BUDGET).until(deadline);
+        let found = finder.move_loses(&state, mv, trap_check::DEPTH).flatten();
+        let nodes = finder.nodes;
+        self.watch.checked(i, now.elapsed(), found.is_some());
+        tracing::debug!(
+            how,
+            mv = %machine.move_text(mv),
+            nodes,
+            ms = now.elapsed().as_secs_f64() * 1e3,
+            lost = found.is_some(),
+            "trap check"
+        );
+        let Some((_, line)) = found else { return false };
+        self.hinted.push((role as u32, mv));
+        if !self.reported.insert((state_hash(&state), mv)) {
+            return true;
+        }
+        let mut end = state;
+        for joint in &line {
+            let mut next = end.clone();
+            machine.next_state(&end, joint, &mut next);
+            end = next;
+        }
+        self.hint_finds.push(TrapFound {
+            role,
+            mv,
+            complete: machine.is_terminal(&end),
+            line,
+            value: 0.0,
+            how,
+            chosen: mv,
+            hint: None,
+        });
+        true
+    }
+
     /// Similarity hints at a new root (see [`super::trap_memory`]): the moves of `role` that
     /// remembered traps of similar positions lead the exact finder to prove lost. They are
     /// kept out of the search and reported once the move is chosen.
@@ -2012,9 +2120,21 @@ where
         // Nothing to think about with a single legal move (the tree still grows below it on
         // the other roles' turns).
         let single = self.nodes[self.root as usize].count(role) == 1;
+        let watch = self.cfg.trap_check && !single;
+        // The exact checks of the choice get the end of the time.
+        let (limit, end) = if watch {
+            self.watch.start(root_hash, self.nodes[self.root as usize].count(role));
+            let left = limit.deadline.saturating_duration_since(Instant::now());
+            (Limit { deadline: limit.deadline - TrapWatch::reserve(left), ..limit }, limit.deadline)
+        } else {
+            (limit, limit.deadline)
+        };
         if !single {
             while !self.nodes[self.root as usize].solved && !limit.over() && !limit.spent(iterations) {
                 iterations += self.step(machine, limit.deadline);
+                if watch && self.watch.due(iterations) {
+                    self.check_collapse(machine, role, iterations, limit.deadline);
+                }
             }
         } else {
             // Spend a little of the time anyway, so the tree is ready for later turns.
@@ -2026,6 +2146,9 @@ where
         }
         // The helpers' descents backed up: no virtual loss is left to mislead the choice.
         self.drain_helpers();
+        if watch && !limit.cancelled() {
+            self.check_choice(machine, role, end);
+        }
         self.sim.stats.search_time += self.sim.started.elapsed();
         let (idx, value, proven) = match self.best(role)? {
             // A proven win stands; otherwise each move's proven value is only its worst case
@@ -2037,9 +2160,14 @@ where
         };
         let root = &self.nodes[self.root as usize];
         let mv = root.moves[root.offs[role] as usize + idx];
+        // A trap is a loss some other move avoids: where the move chosen is lost too, every
+        // move is, and the moves proven lost outside the tree are not traps.
+        let lost = (proven && value <= 0.0) || self.hinted.iter().any(|h| h.0 as usize == role && h.1 == mv);
         for mut t in self.hint_finds.drain(..) {
             t.chosen = mv;
-            self.traps.push(t);
+            if !lost {
+                self.traps.push(t);
+            }
         }
         self.find_traps(machine, role, mv);
         Some(Choice { mv, value: Some(value), iterations, proven })

@@ -7,6 +7,7 @@ mod classes;
 pub mod factored;
 pub mod mcts;
 pub mod metagame;
+pub mod trap_check;
 pub mod trap_memory;
 
 pub use factored::{FactoredMcts, FactoredOptions};
@@ -87,8 +88,10 @@ pub struct TrapFound<Mv> {
     pub complete: bool,
     /// The role's proven value after the move, 0..=1.
     pub value: f64,
-    /// How it was found: `"solver"` (MCTS-Solver proved the move lost) or `"similarity"`
-    /// (a similarity hint led the exact trap finder to it: see [`trap_memory`]).
+    /// How it was found: `"solver"` (MCTS-Solver proved the move lost), `"similarity"` (a
+    /// similarity hint led the exact trap finder to it: see [`trap_memory`]), `"collapse"` or
+    /// `"choice"` (the exact trap finder checked a move whose mean collapsed, or the move
+    /// about to be played: see [`trap_check`]).
     pub how: &'static str,
     /// The move the search chose.
     pub chosen: Mv,

@@ -6,8 +6,8 @@
 //! refutation's killer move.
 //!
 //! What is remembered ([`TrapMemo`]): the position, its [`TacticsSig`], the role, the trap
-//! move, the killer move (the others' first reply in the refutation) and the depth within
-//! which the loss was forced. What a check does ([`TrapMemory::check`]), for a root where
+//! move, the killer move (the others' first reply in the refutation) and the least depth
+//! within which the loss is forced (found by the exact finder). What a check does ([`TrapMemory::check`]), for a root where
 //! the role alone chooses:
 //! 1. the memos of the role whose position's tactical similarity to the root is at least ρ,
 //!    most similar first, three at most;
@@ -74,6 +74,8 @@ const CHECKS: usize = 3;
 pub const PER_POSITION: usize = 4;
 /// Deepest trap remembered (the exact finder's cost grows with it).
 const MAX_DEPTH: u32 = 5;
+/// States the exact finder may expand to find a remembered trap's depth.
+const REMEMBER_BUDGET: u64 = 5_000;
 /// Most moves of the role at a position hints compare: move matching expands local trees of
 /// depth 2 (about the square of it in states, with printed labels), so wider games (pentago's
 /// 288 moves, amazons') go without hints.
@@ -125,17 +127,26 @@ impl<M: StateMachine> TrapMemory<M> {
         line: &[Vec<M::Move>],
     ) -> bool {
         let Some(first) = line.first() else { return false };
-        let depth = line.len() as u32 - 1;
-        if depth > MAX_DEPTH {
-            return false;
-        }
         let mv_text = m.move_text(first[role]);
         if self.memos.iter().any(|t| t.role == role && t.mv_text == mv_text && t.facts == facts) {
             return false;
         }
+        let mut after = state.clone();
+        m.next_state(state, first, &mut after);
+        // The depth a hint's exact search will need: the least within which the loss is
+        // forced. The solver's line follows any losing reply of the role, not its longest
+        // defence, so its length may fall short of it (and a hint asked for too little depth
+        // misses); one bounded search settles it, the line's length standing in when the
+        // budget runs out.
+        let depth = match TrapSearch::new(m, role, 0, REMEMBER_BUDGET).least_depth(&after, MAX_DEPTH) {
+            Some(Some(d)) => d,
+            Some(None) => return false,
+            None => line.len() as u32 - 1,
+        };
+        if depth > MAX_DEPTH {
+            return false;
+        }
         let killer = line.get(1).and_then(|reply| {
-            let mut after = state.clone();
-            m.next_state(state, first, &mut after);
             joint_moves(m, &after, &mut self.legal).into_iter().find(|(_, j)| j == reply).map(|(label, _)| label)
         });
         if self.memos.len() == CAP {

@@ -64,3 +64,31 @@ fn a_trap_proven_once_is_found_again_in_a_similar_position_by_its_hint() {
         }
     }
 }
+
+/// A remembered trap keeps the least depth within which its loss is forced, found by the
+/// exact finder, not the length of the line it came with (the solver's line may follow a
+/// quick loss where the role has a longer defence): on `gdl/planted_trap.kif`, white's grab
+/// given with the grab alone as its line is remembered at depth 3.
+#[test]
+fn a_remembered_trap_keeps_its_least_forced_depth_not_its_lines_length() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/planted_trap.kif");
+    let game = crate::gdl::Game::load(&p).unwrap();
+    let mut m = propnet::build(&game, &Budget::default()).unwrap().0;
+    let s = m.initial_state();
+    let mut legal = Vec::new();
+    m.legal_moves(&s, 0, &mut legal);
+    let mv = legal.iter().copied().find(|&x| m.move_text(x) == "grab").unwrap();
+    let mut noop = Vec::new();
+    m.legal_moves(&s, 1, &mut noop);
+    let joint = vec![mv, noop[0]];
+    let sig = crate::similarity::SigScratch::new(4096).compute(&mut m, &s, 2).unwrap();
+    let mut memory = super::TrapMemory::new();
+    memory.remember(&mut m, &sig, &s, 0, &[&[joint.clone()]]);
+    assert_eq!(memory.len(), 1);
+    assert_eq!(memory.memos[0].depth, 3);
+    assert_eq!(memory.memos[0].mv_text, "grab");
+    // A safe move given as a "trap" is not remembered: nothing is forced within the depth.
+    let quiet = legal.iter().copied().find(|&x| m.move_text(x) == "( quiet 1 )").unwrap();
+    memory.remember(&mut m, &sig, &s, 0, &[&[vec![quiet, noop[0]]]]);
+    assert_eq!(memory.len(), 1);
+}

@@ -46,6 +46,8 @@ pub struct TrapSearch<'m, M: StateMachine> {
     /// States expanded since the last [`TrapSearch::reset_budget`].
     pub nodes: u64,
     budget: u64,
+    /// A time after which the search stops as if out of budget.
+    until: Option<Instant>,
     exhausted: bool,
     legal: Vec<Vec<M::Move>>,
 }
@@ -91,7 +93,22 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
     /// A search for losses of `role` (goal at most `loss`), expanding at most `budget` states
     /// per question.
     pub fn new(m: &'m mut M, role: usize, loss: u32, budget: u64) -> Self {
-        TrapSearch { m, role, loss, table: HashMap::new(), nodes: 0, budget, exhausted: false, legal: Vec::new() }
+        TrapSearch {
+            m,
+            role,
+            loss,
+            table: HashMap::new(),
+            nodes: 0,
+            budget,
+            until: None,
+            exhausted: false,
+            legal: Vec::new(),
+        }
+    }
+
+    /// The same search, which also runs out (as of its budget) at `until`.
+    pub fn until(self, until: Instant) -> Self {
+        TrapSearch { until: Some(until), ..self }
     }
 
     /// Starts a new question: the node count and the budget flag are reset (the table stays).
@@ -148,7 +165,7 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
                 return Some(false);
             }
         }
-        if self.nodes >= self.budget {
+        if self.nodes >= self.budget || (self.nodes % 64 == 0 && self.until.is_some_and(|u| Instant::now() >= u)) {
             self.exhausted = true;
             return None;
         }
@@ -201,6 +218,79 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
             }
         }
         Some(None)
+    }
+
+    /// Whether `role`'s move `mv` in `s` loses by force within `k` plies after it (the move
+    /// itself is ply 0, played with some choice of the others): the least such depth and a
+    /// refutation as joint moves (the move's own first, then the others' forcing choices with
+    /// the role's longest defence), or `Some(None)` where it does not; `None` when the budget
+    /// ran out first.
+    pub fn move_loses(&mut self, s: &M::State, mv: M::Move, k: u32) -> Option<Option<(u32, Vec<Vec<M::Move>>)>> {
+        let joints = joint_moves(self.m, s, &mut self.legal);
+        let mut best: Option<(u32, Vec<M::Move>, M::State)> = None;
+        let mut undecided = false;
+        let role = self.role;
+        for (_, joint) in joints.into_iter().filter(|(_, j)| j[role] == mv) {
+            let mut next = s.clone();
+            self.m.next_state(s, &joint, &mut next);
+            match self.least_depth(&next, k) {
+                Some(Some(d)) if best.as_ref().is_none_or(|b| d < b.0) => best = Some((d, joint, next)),
+                Some(_) => {}
+                None => undecided = true,
+            }
+        }
+        match best {
+            Some((d, joint, next)) => {
+                let mut line = vec![joint];
+                line.extend(self.joint_refutation(&next, d));
+                Some(Some((d, line)))
+            }
+            None if undecided => None,
+            None => Some(None),
+        }
+    }
+
+    /// [`TrapSearch::refutation`] as joint moves: from `s`, whose loss is forced in `d`
+    /// plies, the others' forcing choice and the role's longest defence, ply by ply.
+    fn joint_refutation(&mut self, s: &M::State, d: u32) -> Vec<Vec<M::Move>> {
+        let roles = self.m.roles().len();
+        let role = self.role;
+        let mut line = Vec::new();
+        let mut s = s.clone();
+        let mut d = d;
+        while d > 0 && !self.m.is_terminal(&s) {
+            let joints = joint_moves(self.m, &s, &mut self.legal);
+            let others = |j: &[M::Move]| (0..roles).filter(|&r| r != role).map(|r| j[r]).collect::<Vec<_>>();
+            let mut chosen: Option<(Vec<M::Move>, M::State, u32)> = None;
+            let mut tried: Vec<Vec<M::Move>> = Vec::new();
+            for (_, first) in &joints {
+                let part = others(first);
+                if tried.contains(&part) {
+                    continue;
+                }
+                tried.push(part.clone());
+                let mut replies = Vec::new();
+                for (_, joint) in joints.iter().filter(|(_, j)| others(j) == part) {
+                    let mut next = s.clone();
+                    self.m.next_state(&s, joint, &mut next);
+                    replies.push((joint.clone(), next));
+                }
+                if replies.iter().all(|(_, n)| self.forced(n, d - 1) == Some(true)) {
+                    for (joint, n) in replies {
+                        let nd = self.least_depth(&n, d - 1).flatten().unwrap_or(d - 1);
+                        if chosen.as_ref().is_none_or(|c| nd > c.2) {
+                            chosen = Some((joint, n, nd));
+                        }
+                    }
+                    break;
+                }
+            }
+            let Some((joint, n, nd)) = chosen else { break };
+            line.push(joint);
+            s = n;
+            d = nd;
+        }
+        line
     }
 
     /// A refutation line from `s` in exactly `d` plies (the least forced depth): the

@@ -126,3 +126,42 @@ fn learned_threshold_is_chosen_on_the_other_states() {
     assert!(c > 0.0, "{c}");
     assert!(bench::learned_threshold(&results[..1], 0, 0.15).is_none());
 }
+
+/// `move_loses` on `gdl/planted_trap.kif`: white's grab loses by force in three plies after
+/// it, with the refutation as joint moves (black strikes, white's every pick loses, black
+/// finishes) ending in white's loss; a quiet move does not lose; a budget too small says
+/// nothing.
+#[test]
+fn move_loses_gives_the_least_depth_and_the_refutation_as_joint_moves() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/planted_trap.kif");
+    let game = crate::gdl::Game::load(&path).unwrap();
+    let mut m = crate::propnet::build(&game, &crate::propnet::Budget::default()).unwrap().0;
+    let s = m.initial_state();
+    let mut legal = Vec::new();
+    m.legal_moves(&s, 0, &mut legal);
+    let by_text = |m: &mut crate::propnet::PropnetMachine, t: &str| {
+        legal.iter().copied().find(|&mv| m.move_text(mv) == t).unwrap()
+    };
+    let (grab, quiet) = (by_text(&mut m, "grab"), by_text(&mut m, "( quiet 1 )"));
+    let mut t = TrapSearch::new(&mut m, 0, 0, 1_000_000);
+    let (d, line) = t.move_loses(&s, grab, 5).unwrap().unwrap();
+    assert_eq!(d, 3);
+    assert!(t.move_loses(&s, grab, 2).unwrap().is_none(), "not within two plies");
+    assert_eq!(t.move_loses(&s, quiet, 5), Some(None));
+    let mut tiny = TrapSearch::new(&mut m, 0, 0, 1);
+    assert!(tiny.move_loses(&s, grab, 5).is_none(), "out of budget: undecided");
+    let mut late = TrapSearch::new(&mut m, 0, 0, 1_000_000).until(Instant::now());
+    assert!(late.move_loses(&s, grab, 5).is_none(), "out of time: undecided");
+    let texts: Vec<Vec<String>> = line.iter().map(|j| j.iter().map(|&mv| m.move_text(mv)).collect()).collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert_eq!(texts[0], ["grab", "noop"]);
+    assert_eq!(texts[1], ["noop", "strike"]);
+    assert_eq!(texts[3], ["noop", "finish"]);
+    let end = line.iter().fold(s.clone(), |s, j| {
+        let mut n = s.clone();
+        m.next_state(&s, j, &mut n);
+        n
+    });
+    assert!(m.is_terminal(&end));
+    assert_eq!(m.goal(&end, 0), Some(0));
+}

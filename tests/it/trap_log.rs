@@ -68,3 +68,36 @@ fn traps_stay_proven_through_recycling_and_cut_lines_say_so() {
     assert_eq!(&t.refutation[..2], [["grab", "noop"], ["noop", "strike"]]);
     assert_eq!(t.refutation_complete, t.depth == 3, "{:?}", t.refutation);
 }
+
+/// Exact trap checks (`trap_check`, `search::trap_check`), with MCTS-Solver off so that only
+/// the checks can prove anything, on both triggers. At 1,600 iterations plain UCT still grabs,
+/// while grab's mean, high while black's replies are random, falls once the tree finds the
+/// strike: the exact finder proves it lost on the collapse. At 200 iterations nothing has
+/// collapsed yet and grab is the move about to be played: the check of the choice proves it
+/// lost. Either way the player avoids it and reports the trap, with how it was found and its
+/// complete refutation.
+#[test]
+fn exact_trap_checks_prove_a_collapsing_move_or_the_choice_a_trap_and_avoid_it() {
+    let g = planted();
+    for seed in 0..8 {
+        for (iterations, how) in [(1600, "collapse"), (200, "choice")] {
+            let plain = AgentConfig { solver: false, seed, ..AgentConfig::default() };
+            let mut p = new_player(&g, "white", &plain, seed, Instant::now() + Duration::from_secs(10)).unwrap();
+            let s = p.search(Limit::iterations(iterations)).unwrap();
+            assert_eq!(s.text, "grab", "plain UCT, seed {seed}, {iterations} iterations");
+
+            let checked = AgentConfig { solver: false, trap_check: true, seed, ..AgentConfig::default() };
+            let mut p = new_player(&g, "white", &checked, seed, Instant::now() + Duration::from_secs(10)).unwrap();
+            let s = p.search(Limit::iterations(iterations)).unwrap();
+            assert_ne!(s.text, "grab", "trap checks, seed {seed}, {iterations} iterations");
+            let traps = p.take_traps("m1", "planted");
+            assert_eq!(traps.len(), 1, "{traps:?}");
+            let t = &traps[0];
+            assert_eq!((t.trap_move.as_str(), t.found_by.as_str(), t.depth, t.avoided), ("grab", how, 3, true));
+            assert_eq!(t.refutation[1], ["noop", "strike"]);
+            assert_eq!(t.refutation[3], ["noop", "finish"]);
+            assert!(t.refutation_complete);
+            assert_eq!(t.chosen, s.text);
+        }
+    }
+}
