@@ -703,16 +703,25 @@ fn propnet_player(
         Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
-            if cfg.goal_latches && cfg.kind == Kind::Mcts {
-                set_goal_latches(&net, &mut m, budget, report.total_s, game);
-            }
-            let (net, watch) = match factored_search(net, cfg, seed, budget, report.total_s, game, m.roles().len()) {
-                Factoring::Apart(search) => {
-                    return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
-                }
-                Factoring::Watch(f) => (None, Some(f)),
-                Factoring::No(net) => (net, None),
+            // The network's graph facts and latches, made once for the goal latches and the
+            // factor analysis.
+            let mcts = cfg.kind == Kind::Mcts;
+            let facts = if mcts && (cfg.goal_latches || cfg.factoring) {
+                net_facts(&net, budget, report.total_s, game)
+            } else {
+                None
             };
+            if let (true, Some(facts)) = (cfg.goal_latches && mcts, &facts) {
+                set_goal_latches(&net, facts, &mut m, game);
+            }
+            let (net, watch) =
+                match factored_search(net, facts, cfg, seed, budget, report.total_s, game, m.roles().len()) {
+                    Factoring::Apart(search) => {
+                        return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
+                    }
+                    Factoring::Watch(f) => (None, Some(f)),
+                    Factoring::No(net) => (net, None),
+                };
             // Contingent factoring wraps the searcher the player gets (after meta-gaming).
             let wrap = move |plain: Box<dyn Search<propnet::PropnetMachine>>| match watch {
                 Some(f) => Box::new(f.with_plain(plain)) as Box<dyn Search<propnet::PropnetMachine>>,
@@ -775,22 +784,39 @@ fn propnet_player(
     })
 }
 
-/// Goal latches end the machine's playouts where every goal is decided
-/// ([`propnet::PropnetMachine::set_goal_latches`], `factor::outcome`): proved in the start
-/// clock while it has at least the build's time plus a second left; a panic in the proof is
-/// logged and changes nothing.
-fn set_goal_latches(net: &propnet::Net, m: &mut propnet::PropnetMachine, budget: &Budget, build_s: f64, game: &Game) {
+/// The network's graph facts and latches ([`crate::factor::NetFacts`]), made in the start
+/// clock while it has at least the build's time plus a second left; `None` past that, or
+/// when the proof panics (logged).
+fn net_facts(net: &propnet::Net, budget: &Budget, build_s: f64, game: &Game) -> Option<crate::factor::NetFacts> {
     if let Some(deadline) = budget.deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
         if left < build_s + 1.0 {
-            tracing::info!(game = %game.name, left_s = left, build_s, "goal latches skipped: too little of the start clock left");
-            return;
+            tracing::info!(game = %game.name, left_s = left, build_s, "latches skipped: too little of the start clock left");
+            return None;
         }
     }
     let t = Instant::now();
-    let Ok(table) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::factor::outcome::playout_table(net)))
-    else {
+    let facts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::factor::NetFacts::new(net)));
+    match facts {
+        Ok(f) => {
+            tracing::info!(game = %game.name, latches = f.latches.len(), ms = t.elapsed().as_secs_f64() * 1000.0, "latches proved");
+            Some(f)
+        }
+        Err(_) => {
+            tracing::error!(game = %game.name, "latch proof panicked; no goal latches or factoring");
+            None
+        }
+    }
+}
+
+/// Goal latches end the machine's playouts where every goal is decided
+/// ([`propnet::PropnetMachine::set_goal_latches`], `factor::outcome`), from the latches
+/// proved in the start clock; a panic in the proof is logged and changes nothing.
+fn set_goal_latches(net: &propnet::Net, facts: &crate::factor::NetFacts, m: &mut propnet::PropnetMachine, game: &Game) {
+    let t = Instant::now();
+    let Ok(table) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::factor::outcome::playout_table_with(net, facts)
+    })) else {
         tracing::error!(game = %game.name, "goal latch proof panicked; playouts run to the end");
         return;
     };
@@ -816,11 +842,14 @@ enum Factoring {
 /// player gets, so while nothing factors it is that searcher plus a check of the latches per
 /// turn; not in one-role games that the hyperstate pruning searches); else the network back,
 /// for the player every other game gets (threads, meta-gaming, hyperstates as configured).
-/// The analysis runs only while the start clock has at least the build's time plus a second
-/// left (it takes a fraction of the build's time on the corpus), and a panic in it is logged
-/// and plays unfactored.
+/// The analysis runs over `facts` (the network's graph and latches, made once in the start
+/// clock; none when that was skipped: no factoring), only while the start clock has at least
+/// the build's time plus a second left (it takes a fraction of the build's time on the
+/// corpus), and a panic in it is logged and plays unfactored.
+#[allow(clippy::too_many_arguments)]
 fn factored_search(
     net: propnet::Net,
+    facts: Option<crate::factor::NetFacts>,
     cfg: &AgentConfig,
     seed: u64,
     budget: &Budget,
@@ -828,9 +857,9 @@ fn factored_search(
     game: &Game,
     roles: usize,
 ) -> Factoring {
-    if !cfg.factoring || cfg.kind != Kind::Mcts {
+    let Some(facts) = facts.filter(|_| cfg.factoring && cfg.kind == Kind::Mcts) else {
         return Factoring::No(Some(net));
-    }
+    };
     if let Some(deadline) = budget.deadline {
         let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
         if left < build_s + 1.0 {
@@ -844,9 +873,9 @@ fn factored_search(
     let opts = FactoredOptions { contingent, serial: cfg.factor_serial, threads: cfg.threads.max(1) };
     let net = std::sync::Arc::new(net);
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let a = crate::factor::analyse(&net);
+        let a = facts.analyse(&net);
         let (verdict, factors, millis) = (a.verdict.clone(), a.factors.len(), a.millis);
-        (FactoredMcts::new(cfg.mcts(seed), net.clone(), a, opts), verdict, factors, millis)
+        (FactoredMcts::with_facts(cfg.mcts(seed), net.clone(), a, facts, opts), verdict, factors, millis)
     }));
     let (f, verdict, factors, analysis_ms) = match analysed {
         Ok(x) => x,

@@ -53,14 +53,18 @@ const FORWARD_BUDGET: usize = 64;
 /// Every latch of the network (a base may be both kinds: then it never changes once set,
 /// either way).
 pub fn latches(net: &Net) -> Vec<Latch> {
-    let info = NetInfo::new(net);
-    let mut fw = Forward::new(net, &info, &net.next);
+    latches_with(net, &NetInfo::new(net))
+}
+
+/// [`latches`] with the network's [`NetInfo`] made once by the caller.
+pub(crate) fn latches_with(net: &Net, info: &NetInfo) -> Vec<Latch> {
+    let mut fw = Forward::new(net, info, &net.next);
     let mut ev = ConeEval::new(net.nodes.len());
     // Forward from the base where its change dies out soon (hex's connectivity: large cones),
     // else over the cone (chess's frame rules: small cones, changes that spread far).
     let mut value = |b: u32, v: bool, nx| {
-        fw.eval(net, &info, &[(b, v)], nx, FORWARD_BUDGET)
-            .unwrap_or_else(|| ev.eval(net, &info, nx, &|x| (x == b).then_some(v)))
+        fw.eval(net, info, &[(b, v)], nx, FORWARD_BUDGET)
+            .unwrap_or_else(|| ev.eval(net, info, nx, &|x| (x == b).then_some(v)))
     };
     let mut out = Vec::new();
     for b in 0..net.bases.len() as u32 {

@@ -211,6 +211,28 @@ pub fn analyse(net: &Net) -> Analysis {
     analyse_with(net, &info, &[])
 }
 
+/// What the analyses of one network share, made once per game: the facts of its graph
+/// ([`NetInfo`]) and its latches (proved, [`latch::latches`]). The player's start clock
+/// needs both for the goal latches of its playouts ([`outcome::playout_table_with`]), the
+/// static analysis and the factored search's watch for contingent factors.
+pub struct NetFacts {
+    pub(crate) info: NetInfo,
+    pub latches: Vec<Latch>,
+}
+
+impl NetFacts {
+    pub fn new(net: &Net) -> NetFacts {
+        let info = NetInfo::new(net);
+        let latches = latch::latches_with(net, &info);
+        NetFacts { info, latches }
+    }
+
+    /// [`analyse`] over these facts.
+    pub fn analyse(&self, net: &Net) -> Analysis {
+        analyse_with(net, &self.info, &[])
+    }
+}
+
 /// Contingent factoring (Cox et al., Definition 4.6): the bases that provably keep their
 /// values from `state` on ([`latch::fixed_from`]) are fixed (latch modification,
 /// Definition 4.4), then the network is analysed as [`analyse`] does.

@@ -41,17 +41,21 @@ const FORWARD_BUDGET: usize = 256;
 
 /// The latches among `latches` that decide a goal or the ending (see the module docs).
 pub fn outcome_latches(net: &Net, latches: &[Latch]) -> Vec<OutcomeLatch> {
-    let info = NetInfo::new(net);
+    outcome_latches_with(net, &NetInfo::new(net), latches)
+}
+
+/// [`outcome_latches`] with the network's [`NetInfo`] made once by the caller.
+pub(crate) fn outcome_latches_with(net: &Net, info: &NetInfo, latches: &[Latch]) -> Vec<OutcomeLatch> {
     let mut targets: Vec<Ref> = net.goals.iter().flatten().map(|&(g, _)| g).collect();
     targets.push(net.terminal);
-    let mut fw = Forward::new(net, &info, &targets);
+    let mut fw = Forward::new(net, info, &targets);
     let mut ev = ConeEval::new(net.nodes.len());
     let mut out = Vec::new();
     for &latch in latches {
         let (b, v) = (latch.base, latch.kind == LatchKind::Positive);
         let mut value = |r: Ref| {
-            fw.eval(net, &info, &[(b, v)], r, FORWARD_BUDGET)
-                .unwrap_or_else(|| ev.eval(net, &info, r, &|x| (x == b).then_some(v)))
+            fw.eval(net, info, &[(b, v)], r, FORWARD_BUDGET)
+                .unwrap_or_else(|| ev.eval(net, info, r, &|x| (x == b).then_some(v)))
         };
         let mut o = OutcomeLatch { latch, goals: Vec::new(), excluded: Vec::new(), terminal: false };
         for (role, goals) in net.goals.iter().enumerate() {
@@ -76,7 +80,12 @@ pub fn outcome_latches(net: &Net, latches: &[Latch]) -> Vec<OutcomeLatch> {
 /// them: per latch that decides some goal, its base, the value it keeps, and the roles whose
 /// goals it decides.
 pub fn playout_table(net: &Net) -> Vec<(u32, bool, Vec<usize>)> {
-    outcome_latches(net, &super::latch::latches(net))
+    playout_table_with(net, &super::NetFacts::new(net))
+}
+
+/// [`playout_table`] from the network's facts made once by the caller.
+pub fn playout_table_with(net: &Net, facts: &super::NetFacts) -> Vec<(u32, bool, Vec<usize>)> {
+    outcome_latches_with(net, &facts.info, &facts.latches)
         .iter()
         .filter(|o| !o.goals.is_empty())
         .map(|o| (o.latch.base, o.latch.kind == LatchKind::Positive, o.goals.iter().map(|&(r, _)| r).collect()))

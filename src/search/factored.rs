@@ -342,12 +342,22 @@ impl FactoredMcts {
     /// A factored search of the game whose optimised network is `net`, with its static
     /// analysis `a`.
     pub fn new(cfg: MctsConfig, net: Arc<Net>, a: Analysis, opts: FactoredOptions) -> FactoredMcts {
-        let t = Instant::now();
-        let info = crate::factor::net_info::NetInfo::new(&net);
-        let latches = factor::latch::latches(&net);
-        let contingent = opts.contingent
-            && a.millis + t.elapsed().as_secs_f64() * 1000.0 <= CONTINGENT_MAX_MS
-            && !latches.is_empty();
+        let facts = factor::NetFacts::new(&net);
+        FactoredMcts::with_facts(cfg, net, a, facts, opts)
+    }
+
+    /// [`FactoredMcts::new`] with the network's facts (graph and latches) made once by the
+    /// caller, who may have needed them before (the goal latches of the playouts).
+    pub fn with_facts(
+        cfg: MctsConfig,
+        net: Arc<Net>,
+        a: Analysis,
+        facts: factor::NetFacts,
+        opts: FactoredOptions,
+    ) -> FactoredMcts {
+        let factor::NetFacts { info, latches } = facts;
+        // What a re-check costs in play: the analysis over facts made once.
+        let contingent = opts.contingent && a.millis <= CONTINGENT_MAX_MS && !latches.is_empty();
         let iid = a.iid.clone();
         let plan = plan_with(&net, &info, &a, opts);
         if let (Err(why), Verdict::Factorable) = (plan, &a.verdict) {

@@ -83,7 +83,7 @@ fn a_remembered_trap_keeps_its_least_forced_depth_not_its_lines_length() {
     let joint = vec![mv, noop[0]];
     let sig = crate::similarity::SigScratch::new(4096).compute(&mut m, &s, 2).unwrap();
     let mut memory = super::TrapMemory::new();
-    memory.remember(&mut m, &sig, &s, 0, &[&[joint.clone()]]);
+    memory.remember(&mut m, &sig, &s, 0, &[std::slice::from_ref(&joint)]);
     assert_eq!(memory.len(), 1);
     assert_eq!(memory.memos[0].depth, 3);
     assert_eq!(memory.memos[0].mv_text, "grab");

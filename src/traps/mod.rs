@@ -55,6 +55,11 @@ pub struct TrapSearch<'m, M: StateMachine> {
 /// The table is cleared when it passes this many states.
 const MAX_TABLE: usize = 4_000_000;
 
+/// What [`TrapSearch::move_loses`] proves of a move: `None` when it does not lose by force
+/// within the depth, else the least depth and a refutation as joint moves (the move's own
+/// first).
+pub type MoveLoss<Mv> = Option<(u32, Vec<Vec<Mv>>)>;
+
 /// A move's verdict.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct MoveVerdict {
@@ -165,7 +170,9 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
                 return Some(false);
             }
         }
-        if self.nodes >= self.budget || (self.nodes % 64 == 0 && self.until.is_some_and(|u| Instant::now() >= u)) {
+        if self.nodes >= self.budget
+            || (self.nodes.is_multiple_of(64) && self.until.is_some_and(|u| Instant::now() >= u))
+        {
             self.exhausted = true;
             return None;
         }
@@ -225,7 +232,7 @@ impl<'m, M: StateMachine> TrapSearch<'m, M> {
     /// refutation as joint moves (the move's own first, then the others' forcing choices with
     /// the role's longest defence), or `Some(None)` where it does not; `None` when the budget
     /// ran out first.
-    pub fn move_loses(&mut self, s: &M::State, mv: M::Move, k: u32) -> Option<Option<(u32, Vec<Vec<M::Move>>)>> {
+    pub fn move_loses(&mut self, s: &M::State, mv: M::Move, k: u32) -> Option<MoveLoss<M::Move>> {
         let joints = joint_moves(self.m, s, &mut self.legal);
         let mut best: Option<(u32, Vec<M::Move>, M::State)> = None;
         let mut undecided = false;
