@@ -74,8 +74,9 @@ const CHECKS: usize = 3;
 pub const PER_POSITION: usize = 4;
 /// Deepest trap remembered (the exact finder's cost grows with it).
 const MAX_DEPTH: u32 = 5;
-/// States the exact finder may expand to find a remembered trap's depth.
-const REMEMBER_BUDGET: u64 = 5_000;
+/// States the exact finder may expand, over all the traps of a position remembered at once,
+/// to find their depths: remembering runs after the search and before the reply.
+const REMEMBER_BUDGET: u64 = 2_000;
 /// Most moves of the role at a position hints compare: move matching expands local trees of
 /// depth 2 (about the square of it in states, with printed labels), so wider games (pentago's
 /// 288 moves, amazons') go without hints.
@@ -109,14 +110,16 @@ impl<M: StateMachine> TrapMemory<M> {
         }
         let facts = m.state_facts(state);
         let mut kept = 0;
+        let mut budget = REMEMBER_BUDGET;
         for line in lines {
             if kept == PER_POSITION {
                 break;
             }
-            kept += usize::from(self.remember_one(m, sig, state, &facts, role, line));
+            kept += usize::from(self.remember_one(m, sig, state, &facts, role, line, &mut budget));
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn remember_one(
         &mut self,
         m: &mut M,
@@ -125,6 +128,7 @@ impl<M: StateMachine> TrapMemory<M> {
         facts: &[String],
         role: usize,
         line: &[Vec<M::Move>],
+        budget: &mut u64,
     ) -> bool {
         let Some(first) = line.first() else { return false };
         let mv_text = m.move_text(first[role]);
@@ -136,9 +140,12 @@ impl<M: StateMachine> TrapMemory<M> {
         // The depth a hint's exact search will need: the least within which the loss is
         // forced. The solver's line follows any losing reply of the role, not its longest
         // defence, so its length may fall short of it (and a hint asked for too little depth
-        // misses); one bounded search settles it, the line's length standing in when the
-        // budget runs out.
-        let depth = match TrapSearch::new(m, role, 0, REMEMBER_BUDGET).least_depth(&after, MAX_DEPTH) {
+        // misses); a search bounded by what is left of the position's `budget` settles it,
+        // the line's length standing in when the budget runs out.
+        let mut finder = TrapSearch::new(m, role, 0, *budget);
+        let least = finder.least_depth(&after, MAX_DEPTH);
+        *budget = budget.saturating_sub(finder.nodes);
+        let depth = match least {
             Some(Some(d)) => d,
             Some(None) => return false,
             None => line.len() as u32 - 1,
