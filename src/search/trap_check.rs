@@ -39,15 +39,15 @@ pub const DROP: f64 = 0.25;
 pub const DEPTH: u32 = 5;
 /// States the exact finder may expand per move checked.
 pub const BUDGET: u64 = 5_000;
-/// Largest share of the search time the checks may take (one in `SHARE`).
+/// Largest share of the search time the checks on collapses may take (one in `SHARE`).
 pub const SHARE: u32 = 10;
 /// Least time left before the deadline for a new check to start.
 pub const MIN_LEFT: Duration = Duration::from_millis(30);
 /// Moves checked at the end of the search, the choice first.
 pub const CHOICES: usize = 3;
-/// Share of the search's time kept for the checks of the choice (one in `RESERVE`), and
-/// its most.
+/// Share of the search's time kept for the checks of the choice (one in `RESERVE`).
 pub const RESERVE: u32 = 10;
+/// The most time kept for the checks of the choice.
 pub const RESERVE_MAX: Duration = Duration::from_millis(150);
 
 /// Each root move's highest mean, and which moves were checked, at the current root.
