@@ -211,17 +211,22 @@ fn bench_batch_tictactoe() {
     assert!((num(5) - num(4) / 64.0).abs() <= 1.0, "per lane is total / 64: {row}");
 }
 
+/// `factotum bench GAME --engine propnet` for one run of `seconds`, with `flag` when given;
+/// it must succeed.
+fn bench_propnet(game: &str, seconds: &str, flag: Option<&str>) -> std::process::Output {
+    let mut args = vec!["bench", game, "--engine", "propnet", "--seconds", seconds, "--runs", "1"];
+    args.extend(flag);
+    let o = factotum(&args);
+    assert_no_panic(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    o
+}
+
 /// The propnet bench says how many edges the machine selected; `--plain` selects none.
 #[test]
 fn bench_propnet_selects_edges_unless_plain() {
     let selected = |plain: bool| {
-        let mut args = vec!["bench", "gdl/hex4.kif", "--engine", "propnet", "--seconds", "0.2", "--runs", "1"];
-        if plain {
-            args.push("--plain");
-        }
-        let o = factotum(&args);
-        assert_no_panic(&o);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = bench_propnet("gdl/hex4.kif", "0.2", plain.then_some("--plain"));
         assert!(stdout(&o).lines().any(|l| l.starts_with("| hex4 | propnet | 1 |")), "{}", stdout(&o));
         let err = stderr(&o);
         let line = err.lines().find(|l| l.starts_with("propnet machine:")).unwrap_or_else(|| panic!("{err}"));
@@ -238,13 +243,7 @@ fn bench_propnet_selects_edges_unless_plain() {
 #[test]
 fn bench_goal_latches_shorten_playouts() {
     let depth = |latches: bool| {
-        let mut args = vec!["bench", "gdl/planted_trap.kif", "--engine", "propnet", "--seconds", "0.3", "--runs", "1"];
-        if latches {
-            args.push("--goal-latches");
-        }
-        let o = factotum(&args);
-        assert_no_panic(&o);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let o = bench_propnet("gdl/planted_trap.kif", "0.3", latches.then_some("--goal-latches"));
         assert_eq!(stderr(&o).contains("goal latches: 2 "), latches, "{}", stderr(&o));
         let out = stdout(&o);
         let row = out.lines().find(|l| l.starts_with("| planted_trap | propnet |")).unwrap_or_else(|| panic!("{out}"));
