@@ -446,7 +446,13 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     let trajectory = iid_trajectory(net, &place, &fixed_of);
     let (iid_trajectory, iid_cycle_start) = trajectory.unwrap_or_default();
 
-    let when = legal_when(net, info, &place, &iid_trajectory);
+    // Read only with a trajectory to tell its steps apart.
+    let iid_reads = if iid_trajectory.is_empty() {
+        IidReads { set_of: Vec::new(), sets: Vec::new() }
+    } else {
+        IidReads::new(net, info, &place)
+    };
+    let when = legal_when(net, info, &place, &iid_reads, &iid_trajectory);
     let mut move_sets = MoveSets::new(n);
 
     // 4. Formulas, couplings and merging, until no coupling is left.
@@ -496,6 +502,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
                 &formulas,
                 root,
                 &iid_trajectory,
+                &iid_reads,
                 &mut iid_memo,
                 &mut gates,
             );
@@ -808,6 +815,7 @@ fn legal_form_of(
     f: &Formulas,
     root: FRef,
     traj: &[Vec<bool>],
+    iid_reads: &IidReads,
     memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
     gates: &mut Vec<Vec<Option<V>>>,
 ) -> (LegalForm, Vec<Vec<u32>>) {
@@ -825,7 +833,7 @@ fn legal_form_of(
     // Steps that agree on the action-independent bases the formula reads give one answer
     // (through any atom: one that reads a factor may read the action-independent part too,
     // and `iid_value` decides it then).
-    let reads = iid_bases_read(net, place, f.atom_nodes(root).into_iter().map(|x| x as usize));
+    let reads = iid_reads.of(f.atom_nodes(root).into_iter().map(|x| x as usize));
     let mut done: rustc_hash::FxHashSet<Vec<bool>> = Default::default();
     for s in 0..traj.len() {
         if !done.insert(reads.iter().map(|&b| traj[s][b]).collect()) {
@@ -873,7 +881,7 @@ fn iid_value(
 /// Per input, in which steps of the action-independent trajectory it can be legal, by
 /// three-valued evaluation of its legality with the action-independent bases known (empty:
 /// no trajectory, or too long a one to be worth it, so in any).
-fn legal_when(net: &Net, info: &NetInfo, place: &[Place], traj: &[Vec<bool>]) -> Vec<Vec<bool>> {
+fn legal_when(net: &Net, info: &NetInfo, place: &[Place], iid_reads: &IidReads, traj: &[Vec<bool>]) -> Vec<Vec<bool>> {
     if traj.is_empty() || traj.len().saturating_mul(net.inputs.len()) > MAX_LEGAL_WHEN {
         return vec![Vec::new(); net.inputs.len()];
     }
@@ -883,7 +891,7 @@ fn legal_when(net: &Net, info: &NetInfo, place: &[Place], traj: &[Vec<bool>]) ->
         .map(|&r| {
             // The action-independent bases this legality reads: steps that agree on them get
             // one evaluation (a step counter that legality ignores multiplies nothing).
-            let reads = iid_bases_read(net, place, std::iter::once(r.node()));
+            let reads = iid_reads.of(std::iter::once(r.node()));
             let mut done: rustc_hash::FxHashMap<Vec<bool>, bool> = Default::default();
             traj.iter()
                 .map(|state| {
@@ -897,22 +905,64 @@ fn legal_when(net: &Net, info: &NetInfo, place: &[Place], traj: &[Vec<bool>]) ->
         .collect()
 }
 
-/// The action-independent bases in the cones of `nodes`.
-fn iid_bases_read(net: &Net, place: &[Place], nodes: impl Iterator<Item = usize>) -> Vec<usize> {
-    let mut seen: rustc_hash::FxHashSet<usize> = Default::default();
-    let mut stack: Vec<usize> = nodes.collect();
-    let mut out = Vec::new();
-    while let Some(v) = stack.pop() {
-        if !seen.insert(v) {
-            continue;
+/// Per node, the action-independent bases in its cone (a base ends the walk), as interned
+/// sets: the bases a formula reads are then a union of a few small sets, not a walk of its
+/// cone per input (chess variants: thousands of inputs whose legality cones overlap).
+struct IidReads {
+    set_of: Vec<u32>,
+    sets: Vec<Vec<usize>>,
+}
+
+impl IidReads {
+    fn new(net: &Net, info: &NetInfo, place: &[Place]) -> IidReads {
+        let mut set_of = vec![0u32; net.nodes.len()];
+        let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut index: rustc_hash::FxHashMap<Vec<usize>, u32> = Default::default();
+        index.insert(Vec::new(), 0);
+        let mut acc: Vec<usize> = Vec::new();
+        // Components in evaluation order: every input outside a component is done before
+        // it, and the nodes of one component reach each other, so they share one set.
+        for comp in &info.sccs {
+            acc.clear();
+            for &v in comp {
+                let nd = &net.nodes[v as usize];
+                match nd.kind {
+                    Kind::Base(b) if place[b as usize] == Place::Iid => acc.push(b as usize),
+                    _ => {
+                        for x in &nd.inputs {
+                            acc.extend_from_slice(&sets[set_of[x.node()] as usize]);
+                        }
+                    }
+                }
+            }
+            acc.sort_unstable();
+            acc.dedup();
+            let id = match index.get(&acc) {
+                Some(&id) => id,
+                None => {
+                    sets.push(acc.clone());
+                    let id = (sets.len() - 1) as u32;
+                    index.insert(acc.clone(), id);
+                    id
+                }
+            };
+            for &v in comp {
+                set_of[v as usize] = id;
+            }
         }
-        match net.nodes[v].kind {
-            Kind::Base(b) if place[b as usize] == Place::Iid => out.push(b as usize),
-            _ => stack.extend(net.nodes[v].inputs.iter().map(|x| x.node())),
-        }
+        IidReads { set_of, sets }
     }
-    out.sort_unstable();
-    out
+
+    /// The action-independent bases in the cones of `nodes`, sorted.
+    fn of(&self, nodes: impl Iterator<Item = usize>) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for v in nodes {
+            out.extend_from_slice(&self.sets[self.set_of[v] as usize]);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// Most (input, step) pairs [`legal_when`] evaluates.

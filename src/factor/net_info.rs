@@ -285,7 +285,48 @@ impl Forward {
         r: Ref,
         budget: usize,
     ) -> Option<V> {
-        self.limit = self.order[r.node()];
+        let mut out = None;
+        self.propagate(net, info, fixed, self.order[r.node()], budget, |val| out = Some(val[r.node()].flip(r.neg())));
+        out
+    }
+
+    /// The values of all of `targets` (each one of the targets this was made for) when the
+    /// bases in `fixed` hold their values, as [`Forward::eval`] gives them one by one, from
+    /// one propagation (up to the last of them in evaluation order), into `out`; `false` (and
+    /// `out` as it was) if more than `budget` nodes would have to be evaluated.
+    pub(crate) fn eval_all(
+        &mut self,
+        net: &Net,
+        info: &NetInfo,
+        fixed: &[(u32, bool)],
+        targets: &[Ref],
+        budget: usize,
+        out: &mut Vec<V>,
+    ) -> bool {
+        let limit = targets.iter().map(|r| self.order[r.node()]).max().unwrap_or(0);
+        let mut done = false;
+        self.propagate(net, info, fixed, limit, budget, |val| {
+            out.clear();
+            out.extend(targets.iter().map(|r| val[r.node()].flip(r.neg())));
+            done = true;
+        });
+        done
+    }
+
+    /// Sets the bases of `fixed`, evaluates the nodes their change reaches up to `limit` in
+    /// evaluation order (a node's inputs come before it, so the nodes up to `limit` get
+    /// their final values), calls `read` with the values unless more than `budget` nodes
+    /// would be evaluated, and restores the values as they were.
+    fn propagate(
+        &mut self,
+        net: &Net,
+        info: &NetInfo,
+        fixed: &[(u32, bool)],
+        limit: u32,
+        budget: usize,
+        read: impl FnOnce(&[V]),
+    ) {
+        self.limit = limit;
         for &(b, value) in fixed {
             let v = self.base_node[b as usize];
             if v != NONE {
@@ -308,14 +349,15 @@ impl Forward {
             let now = gate(nd.inputs.iter().map(|x| val[x.node()].flip(x.neg())), nd.kind == Kind::And);
             self.set(v, now);
         }
-        let out = (work <= budget).then(|| self.val[r.node()].flip(r.neg()));
+        if work <= budget {
+            read(&self.val);
+        }
         for std::cmp::Reverse((_, v)) in self.heap.drain() {
             self.queued[v as usize] = false;
         }
         for (v, old) in self.undo.drain(..).rev() {
             self.val[v as usize] = old;
         }
-        out
     }
 
     /// Sets a node's value; if it changed, remembers the old one and queues its readers.

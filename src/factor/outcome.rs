@@ -50,25 +50,37 @@ pub(crate) fn outcome_latches_with(net: &Net, info: &NetInfo, latches: &[Latch])
     targets.push(net.terminal);
     let mut fw = Forward::new(net, info, &targets);
     let mut ev = ConeEval::new(net.nodes.len());
+    // The goal propositions with a value, then the terminal: evaluated together per latch.
+    let goal_refs: Vec<(usize, Ref, u32)> = net
+        .goals
+        .iter()
+        .enumerate()
+        .flat_map(|(role, gs)| gs.iter().filter_map(move |&(g, gv)| gv.map(|gv| (role, g, gv))))
+        .collect();
+    let mut asked: Vec<Ref> = goal_refs.iter().map(|&(_, g, _)| g).collect();
+    asked.push(net.terminal);
+    let mut vals = Vec::with_capacity(asked.len());
     let mut out = Vec::new();
     for &latch in latches {
         let (b, v) = (latch.base, latch.kind == LatchKind::Positive);
-        let mut value = |r: Ref| {
-            fw.eval(net, info, &[(b, v)], r, FORWARD_BUDGET)
-                .unwrap_or_else(|| ev.eval(net, info, r, &|x| (x == b).then_some(v)))
-        };
+        // One propagation for every question (as much work at most as one per question);
+        // past that budget, each question on its own, forward or over its cone.
+        if !fw.eval_all(net, info, &[(b, v)], &asked, FORWARD_BUDGET.saturating_mul(asked.len()), &mut vals) {
+            vals.clear();
+            vals.extend(asked.iter().map(|&r| {
+                fw.eval(net, info, &[(b, v)], r, FORWARD_BUDGET)
+                    .unwrap_or_else(|| ev.eval(net, info, r, &|x| (x == b).then_some(v)))
+            }));
+        }
         let mut o = OutcomeLatch { latch, goals: Vec::new(), excluded: Vec::new(), terminal: false };
-        for (role, goals) in net.goals.iter().enumerate() {
-            for &(g, gv) in goals {
-                let Some(gv) = gv else { continue };
-                match value(g) {
-                    V::T => o.goals.push((role, gv)),
-                    V::F => o.excluded.push((role, gv)),
-                    V::U => {}
-                }
+        for (&(role, _, gv), &val) in goal_refs.iter().zip(&vals) {
+            match val {
+                V::T => o.goals.push((role, gv)),
+                V::F => o.excluded.push((role, gv)),
+                V::U => {}
             }
         }
-        o.terminal = value(net.terminal) == V::T;
+        o.terminal = vals.last() == Some(&V::T);
         if !o.goals.is_empty() || o.terminal {
             out.push(o);
         }
