@@ -16,6 +16,7 @@ use crate::machine::StateMachine;
 use crate::propnet::{self, Budget};
 use crate::search::mcts::{Amaf, Playout, Simultaneous};
 use crate::search::metagame::Candidate;
+use crate::search::split::{SplitMachine, SplitSearch};
 use crate::search::{
     FactoredMcts, FactoredOptions, FirstLegal, FlatMc, Limit, Mcts, MctsConfig, ParallelMcts, RandomMove, Search,
     TreeParallelMcts,
@@ -85,6 +86,13 @@ pub struct AgentConfig {
     /// gain no width and lose what couples the factors through time (free passes, races); the
     /// whole game is searched instead (`search::factored`; the notes of issue 12).
     pub factor_serial: bool,
+    /// With `factoring`, where some role's moves are compounds of per-factor parts (a move
+    /// that plays on two boards at once): search the whole game in one tree, each compound
+    /// move chosen one factor's part per tree level (`search::split`), instead of a tree per
+    /// factor with the other factors frozen (`search::factored`). The split tree is the
+    /// game's own, so what couples the factors in time (a race to the first line on either
+    /// board) is searched, and the agent's own searcher (threads, meta-gaming) runs it.
+    pub split_compound: bool,
     /// `factotum serve`: keep searching after replying to START and PLAY, until the next
     /// message of the match arrives (MCTS kinds only: they keep their tree, and the next
     /// turn reuses it).
@@ -189,6 +197,7 @@ impl Default for AgentConfig {
             factoring: false,
             contingent_factoring: false,
             factor_serial: false,
+            split_compound: false,
             ponder: true,
             amaf: Amaf::Off,
             rave_bias: MctsConfig::default().rave_bias,
@@ -714,14 +723,31 @@ fn propnet_player(
             if let (true, Some(facts)) = (cfg.goal_latches && mcts, &facts) {
                 set_goal_latches(&net, facts, &mut m, game);
             }
-            let (net, watch) =
-                match factored_search(net, facts, cfg, seed, budget, report.total_s, game, m.roles().len()) {
-                    Factoring::Apart(search) => {
-                        return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
+            let (net, watch) = match factored_search(
+                net,
+                facts,
+                cfg,
+                seed,
+                budget,
+                report.total_s,
+                game,
+                m.roles().len(),
+            ) {
+                Factoring::Apart(search) => {
+                    return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
+                }
+                Factoring::Watch(f) => (None, Some(f)),
+                Factoring::No(net) => (net, None),
+                Factoring::Split(a) => match SplitMachine::new(m.clone(), &a) {
+                    Some(split) => {
+                        return Ok(Outcome::Built(split_player(m, split, r, cfg, seed, budget, in_start_clock, game)));
                     }
-                    Factoring::Watch(f) => (None, Some(f)),
-                    Factoring::No(net) => (net, None),
-                };
+                    None => {
+                        tracing::info!(game = %game.name, "compound moves: fewer than two factors offer a choice; searched whole");
+                        (None, None)
+                    }
+                },
+            };
             // Contingent factoring wraps the searcher the player gets (after meta-gaming).
             let wrap = move |plain: Box<dyn Search<propnet::PropnetMachine>>| match watch {
                 Some(f) => Box::new(f.with_plain(plain)) as Box<dyn Search<propnet::PropnetMachine>>,
@@ -833,6 +859,9 @@ enum Factoring {
     Watch(FactoredMcts),
     /// No factoring; the network back where nobody else holds it.
     No(Option<propnet::Net>),
+    /// Compound moves chosen part by part in the whole game's tree (`split_compound`): the
+    /// analysis, to split the player's machine by.
+    Split(Box<crate::factor::Analysis>),
 }
 
 /// With `factoring`, the factored search ([`FactoredMcts`], its factors searched on up to
@@ -875,10 +904,19 @@ fn factored_search(
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let a = facts.analyse(&net);
         let (verdict, factors, millis) = (a.verdict.clone(), a.factors.len(), a.millis);
-        (FactoredMcts::with_facts(cfg.mcts(seed), net.clone(), a, facts, opts), verdict, factors, millis)
+        let compound =
+            a.shapes.iter().any(|s| matches!(s, crate::factor::MoveShape::Compound | crate::factor::MoveShape::Mixed));
+        if cfg.split_compound && verdict == crate::factor::Verdict::Factorable && compound {
+            return Err(Box::new(a));
+        }
+        Ok((FactoredMcts::with_facts(cfg.mcts(seed), net.clone(), a, facts, opts), verdict, factors, millis))
     }));
     let (f, verdict, factors, analysis_ms) = match analysed {
-        Ok(x) => x,
+        Ok(Ok(x)) => x,
+        Ok(Err(a)) => {
+            tracing::info!(game = %game.name, factors = a.factors.len(), analysis_ms = a.millis, "factor analysis: compound moves, chosen part by part in the whole game's tree");
+            return Factoring::Split(a);
+        }
         Err(_) => {
             tracing::error!(game = %game.name, "factor analysis panicked; playing unfactored");
             return Factoring::No(std::sync::Arc::try_unwrap(net).ok());
@@ -918,12 +956,26 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
     game: &Game,
     wrap: impl FnOnce(Box<dyn Search<M>>) -> Box<dyn Search<M>>,
 ) -> Box<dyn Player> {
+    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game);
+    player_with(m, r, wrap(chosen.searcher::<M>(seed)), engine, chosen.playout_name())
+}
+
+/// `cfg`, or with `metagame` under the start clock, `cfg` with the playout policy chosen by
+/// self-play on `m` in half of what is left of the clock (logged).
+fn chosen_config<M: StateMachine + Clone + Send + 'static>(
+    m: &M,
+    cfg: &AgentConfig,
+    seed: u64,
+    budget: &Budget,
+    in_start_clock: bool,
+    game: &Game,
+) -> AgentConfig {
     match budget.deadline {
         Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
             let now = Instant::now();
             let until = now + deadline.saturating_duration_since(now) / 2;
-            let candidates = metagame_candidates(&m, cfg, seed, until, &game.name);
-            let trial = crate::search::metagame::choose_playout(&m, cfg.mcts(seed), &candidates, cfg.threads, until);
+            let candidates = metagame_candidates(m, cfg, seed, until, &game.name);
+            let trial = crate::search::metagame::choose_playout(m, cfg.mcts(seed), &candidates, cfg.threads, until);
             tracing::info!(
                 game = %game.name,
                 chosen = %trial.chosen,
@@ -933,11 +985,30 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
                 ms = trial.millis,
                 "meta-gaming: playout policy chosen by self-play"
             );
-            let chosen = AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() };
-            player_with(m, r, wrap(chosen.searcher::<M>(seed)), engine, chosen.playout_name())
+            AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() }
         }
-        _ => player_with(m, r, wrap(cfg.searcher::<M>(seed)), engine, cfg.playout_name()),
+        _ => cfg.clone(),
     }
+}
+
+/// The player of a game whose compound moves are chosen part by part (`split_compound`): the
+/// agent's searcher (after meta-gaming, on the split machine) over `split`, in a
+/// [`SplitSearch`] on the game's machine `m`.
+#[allow(clippy::too_many_arguments)]
+fn split_player(
+    m: propnet::PropnetMachine,
+    split: SplitMachine,
+    r: usize,
+    cfg: &AgentConfig,
+    seed: u64,
+    budget: &Budget,
+    in_start_clock: bool,
+    game: &Game,
+) -> Box<dyn Player> {
+    tracing::info!(game = %game.name, steps = split.steps().len(), "compound moves: one factor's part per tree level");
+    let chosen = chosen_config(&split, cfg, seed, budget, in_start_clock, game);
+    let search = SplitSearch::new(split, chosen.searcher::<SplitMachine>(seed));
+    player_with(m, r, Box::new(search), "propnet+split", chosen.playout_name())
 }
 
 /// Meta-gaming's candidates for `cfg`: its list, or with `decisive_gate` and the gate on

@@ -324,6 +324,32 @@ fn the_default_agent_factors_only_where_the_factors_are_searched_apart() {
     assert_ne!(p.engine(), "propnet+factors");
 }
 
+/// `agents/mcts_split.toml` (the main agent with `split_compound`): on a game whose moves
+/// are compounds of per-factor parts, the player searches the whole game with each move
+/// chosen part by part (engine `propnet+split`, meta-gaming run on the split machine) and
+/// blocks both boards; on a game without compound moves it is the main agent (serial
+/// tic-tac-toe: engine `propnet`/`propnet+batch`).
+#[test]
+fn the_split_agent_chooses_compound_moves_part_by_part() {
+    let base = AgentConfig::load(&root().join("agents/mcts_split.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = AgentConfig { margin_s: 0.0, ..base };
+    assert!(cfg.factoring && cfg.split_compound && cfg.metagame);
+    let deadline = || Instant::now() + Duration::from_secs(6);
+    let game = Game::load(&root().join("gdl/parallel_connect4.kif")).expect("game");
+    let mut p = new_player(&game, "red", &cfg, 1, deadline()).expect("player");
+    assert_eq!(p.engine(), "propnet+split");
+    assert_eq!(p.factors(), Some(2), "two boards, a part on each");
+    for (red, yellow) in [("(drop 4 1)", "(drop 5 7)"), ("(drop 4 1)", "(drop 5 7)"), ("(drop 3 2)", "(drop 5 7)")] {
+        p.advance(&[red.into(), "noop".into()]).unwrap();
+        p.advance(&["noop".into(), yellow.into()]).unwrap();
+    }
+    let block = p.search(Limit::until(Instant::now() + Duration::from_millis(600))).expect("a move");
+    assert_eq!(block.text, "( drop 5 7 )", "red blocks both boards");
+    let game = Game::load(&root().join("gdl/serial_tictactoe.kif")).expect("game");
+    let p = new_player(&game, "x", &cfg, 1, deadline()).expect("player");
+    assert!(p.engine() == "propnet" || p.engine() == "propnet+batch", "{}", p.engine());
+}
+
 /// The main agent watches its latches: on a game that factors only once a latch holds (two
 /// boards joined by a shared corner, compound moves), it is the agent's own searcher at
 /// first (engine `propnet`/`propnet+batch`, searched whole) and searches the boards apart
