@@ -1027,23 +1027,21 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
     let mut stack = Vec::new();
     for k in 0..nfac as u32 {
         let bases: Vec<u32> = (0..place.len() as u32).filter(|&b| place[b as usize] == Place::Factor(k)).collect();
-        // Signatures: per input, the (gate, negated) pairs of the cone reading it, where a
-        // gate that reads one role's moves only is judged by its move set (see [`MoveSets`]).
-        let mut sig: Vec<Vec<(u32, bool)>> = vec![Vec::new(); net.inputs.len()];
-        let visit =
-            |w: usize, moves: &mut MoveSets, stamp: &mut [u32], stack: &mut Vec<u32>, sig: &mut [Vec<(u32, bool)>]| {
-                if stamp[w] == k {
-                    return;
-                }
-                stamp[w] = k;
-                if let Some(set) = moves.of(net, w as u32) {
-                    for &i in &set.inputs {
-                        sig[i as usize].push((w as u32, set.comp));
-                    }
-                } else {
-                    stack.push(w as u32);
-                }
-            };
+        // Signatures: per input, the gates of the cone that list it, where a gate that reads
+        // one role's moves only is judged by its move set (see [`MoveSets`]); inputs with one
+        // signature are one class, found by splitting the classes by each gate's list.
+        let mut sig = Refiner::new(net);
+        let visit = |w: usize, moves: &mut MoveSets, stamp: &mut [u32], stack: &mut Vec<u32>, sig: &mut Refiner| {
+            if stamp[w] == k {
+                return;
+            }
+            stamp[w] = k;
+            if let Some(set) = moves.of(net, w as u32) {
+                sig.refine(&set.inputs);
+            } else {
+                stack.push(w as u32);
+            }
+        };
         for &b in &bases {
             let nx = net.next[b as usize];
             if val[nx.node()] == V::U {
@@ -1051,7 +1049,7 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
             }
             // An input read directly as the next value.
             if let Kind::Input(i) = net.nodes[nx.node()].kind {
-                sig[i as usize].push((NONE - b, nx.neg()));
+                sig.refine(&[i]);
             }
         }
         while let Some(v) = stack.pop() {
@@ -1062,48 +1060,48 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
             // The gate's kids that read one role's moves only are taken together, per role,
             // as one move set (however the rules split "any unstack move" among them).
             let and = matches!(nd.kind, Kind::And);
-            let mut parts: Vec<MoveSet> = Vec::new();
+            // Per role: the kid's memoized set (and whether the gate negates it), copied only
+            // when a second kid of the same role joins it (sets hold up to MAX_MOVE_SET inputs).
+            let mut parts: Vec<(Option<usize>, Part)> = Vec::new();
             for x in &nd.inputs {
                 let w = x.node();
                 if val[w] != V::U {
                     continue;
                 }
                 match moves.of(net, w as u32) {
-                    Some(set) => {
-                        let set = if x.neg() { (*set).clone().not() } else { (*set).clone() };
-                        match parts.iter().position(|p| p.role == set.role) {
-                            Some(j) => match MoveSet::join(parts[j].clone(), set, and) {
-                                Some(u) => parts[j] = u,
+                    Some(set) => match parts.iter().position(|p| p.0 == set.role) {
+                        Some(j) => {
+                            let so_far = std::mem::replace(&mut parts[j].1, Part::Shared(set.clone(), x.neg()));
+                            // Sets of one role always join (only different roles do not).
+                            match MoveSet::join(so_far.owned(), Part::Shared(set, x.neg()).owned(), and) {
+                                Some(u) => parts[j].1 = Part::Joined(u),
                                 None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
-                            },
-                            None => parts.push(set),
+                            }
                         }
-                    }
+                        None => parts.push((set.role, Part::Shared(set, x.neg()))),
+                    },
                     None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
                 }
             }
-            for p in parts {
-                for &i in &p.inputs {
-                    sig[i as usize].push((v, p.comp));
-                }
+            for (_, p) in &parts {
+                sig.refine(p.inputs());
             }
         }
+        // Classes numbered per role in the order of their first input.
         let mut classes = vec![Vec::new(); net.roles.len()];
         let mut class_of = vec![NONE; net.inputs.len()];
-        let mut by_sig: Vec<rustc_hash::FxHashMap<Vec<(u32, bool)>, u32>> = vec![Default::default(); net.roles.len()];
-        for (i, s) in sig.iter_mut().enumerate() {
-            s.sort_unstable();
-            s.dedup();
-            let role = net.inputs[i].0;
-            let len = classes[role].len() as u32;
-            let c = *by_sig[role].entry(std::mem::take(s)).or_insert(len);
-            if c == len {
+        let mut number = vec![NONE; sig.count()];
+        for (i, (&(role, _), of)) in net.inputs.iter().zip(class_of.iter_mut()).enumerate() {
+            let c = sig.class[i] as usize;
+            if number[c] == NONE {
+                number[c] = classes[role].len() as u32;
                 classes[role].push(Vec::new());
             }
-            classes[role][c as usize].push(i as u32);
-            class_of[i] = c;
+            classes[role][number[c] as usize].push(i as u32);
+            *of = number[c];
         }
-        let idle = by_sig.iter().map(|m| m.get(&Vec::new()).copied().unwrap_or(NONE)).collect();
+        // The idle class: the inputs no list names, left in their role's first class.
+        let idle = (0..net.roles.len()).map(|r| number[r]).collect();
         factors.push(Factor {
             bases,
             classes,
@@ -1165,6 +1163,89 @@ impl MoveSet {
             }
         };
         Some(MoveSet { role, comp, inputs })
+    }
+}
+
+/// A gate's kid's move set as [`moves_per_factor`] reads it: shared with the memo (and
+/// negated or not), or joined from several kids of one role.
+enum Part {
+    Shared(std::rc::Rc<MoveSet>, bool),
+    Joined(MoveSet),
+}
+
+impl Part {
+    /// The set, owned.
+    fn owned(self) -> MoveSet {
+        match self {
+            Part::Shared(set, neg) => {
+                let set = std::rc::Rc::try_unwrap(set).unwrap_or_else(|rc| (*rc).clone());
+                if neg {
+                    set.not()
+                } else {
+                    set
+                }
+            }
+            Part::Joined(set) => set,
+        }
+    }
+
+    /// Its listed inputs (the gate is true under them, or under all but them).
+    fn inputs(&self) -> &[u32] {
+        match self {
+            Part::Shared(set, _) => &set.inputs,
+            Part::Joined(set) => &set.inputs,
+        }
+    }
+}
+
+/// Inputs in classes by the lists they are in (partition refinement): two inputs share a
+/// class exactly when every list given to [`Refiner::refine`] names both or neither. Each
+/// role's inputs start in a class of their own (class `role`), so roles never share one.
+struct Refiner {
+    /// Per input: its class.
+    class: Vec<u32>,
+    /// Per class: the round of its last split, and the class its listed inputs moved to.
+    mark: Vec<u32>,
+    split: Vec<u32>,
+    /// Per input: the round that last moved it (a list naming an input twice moves it once).
+    seen: Vec<u32>,
+    round: u32,
+}
+
+impl Refiner {
+    fn new(net: &Net) -> Refiner {
+        let roles = net.roles.len();
+        Refiner {
+            class: net.inputs.iter().map(|&(r, _)| r as u32).collect(),
+            mark: vec![0; roles],
+            split: vec![0; roles],
+            seen: vec![0; net.inputs.len()],
+            round: 0,
+        }
+    }
+
+    /// Splits every class into its inputs in `list` and the others.
+    fn refine(&mut self, list: &[u32]) {
+        self.round += 1;
+        for &i in list {
+            let i = i as usize;
+            if std::mem::replace(&mut self.seen[i], self.round) == self.round {
+                continue;
+            }
+            let c = self.class[i] as usize;
+            if self.mark[c] != self.round {
+                self.mark[c] = self.round;
+                self.split[c] = self.mark.len() as u32;
+                self.mark.push(0);
+                self.split.push(0);
+            }
+            self.class[i] = self.split[c];
+        }
+    }
+
+    /// Classes made so far (some may be empty).
+    fn count(&self) -> usize {
+        self.mark.len()
     }
 }
 
