@@ -672,4 +672,4 @@ fn best_input(a: &Analysis, todo: &[usize], q: &[Vec<Option<f64>>], legal: &[u32
 
 #[cfg(test)]
 #[path = "factored_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -25,7 +25,27 @@ fn setup_with(file: &str, opts: FactoredOptions) -> (PropnetMachine, FactoredMct
     (m, s)
 }
 
-fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> PnState {
+/// parallel_tictactoe: x holds (1,1) and (1,2) on board 1 only (board 2's x marks are
+/// scattered), x to move: x completes row 1 of board 1 with any `( mark 1 3 ... )`.
+pub(crate) const X_HOLDS_TWO_ON_BOARD_1: &[&[&str]] = &[
+    &["( mark 1 1 2 2 )", "noop"],
+    &["noop", "( mark 3 3 1 1 )"],
+    &["( mark 1 2 3 1 )", "noop"],
+    &["noop", "( mark 2 1 1 3 )"],
+];
+
+/// parallel_connect4: yellow has three discs in column 5 of board 1 and in column 7 of
+/// board 2, red to move without a win: only `( drop 5 7 )` blocks both.
+pub(crate) const YELLOW_THREATENS_BOTH_BOARDS: &[&[&str]] = &[
+    &["( drop 4 1 )", "noop"],
+    &["noop", "( drop 5 7 )"],
+    &["( drop 4 1 )", "noop"],
+    &["noop", "( drop 5 7 )"],
+    &["( drop 3 2 )", "noop"],
+    &["noop", "( drop 5 7 )"],
+];
+
+pub(crate) fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> PnState {
     let mut s = m.initial_state();
     let mut legal = Vec::new();
     for joint in moves {
@@ -59,15 +79,7 @@ fn compound_moves_win_on_the_board_that_can_be_won() {
 fn wins_on_the_board_that_can_be_won(opts: FactoredOptions) {
     let (mut m, mut f) = setup_with("parallel_tictactoe.kif", opts);
     assert_eq!(f.factors(), Some(2));
-    let s = play(
-        &mut m,
-        &[
-            &["( mark 1 1 2 2 )", "noop"],
-            &["noop", "( mark 3 3 1 1 )"],
-            &["( mark 1 2 3 1 )", "noop"],
-            &["noop", "( mark 2 1 1 3 )"],
-        ],
-    );
+    let s = play(&mut m, X_HOLDS_TWO_ON_BOARD_1);
     let mv = choose(&mut m, &mut f, &s, 0, 600);
     assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv}");
 }
@@ -143,17 +155,7 @@ fn compound_moves_block_a_threat_on_each_board() {
 fn blocks_a_threat_on_each_board(opts: FactoredOptions) -> (PropnetMachine, FactoredMcts, PnState) {
     let (mut m, mut f) = setup_with("parallel_connect4.kif", opts);
     assert_eq!(f.factors(), Some(2));
-    let s = play(
-        &mut m,
-        &[
-            &["( drop 4 1 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-            &["( drop 4 1 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-            &["( drop 3 2 )", "noop"],
-            &["noop", "( drop 5 7 )"],
-        ],
-    );
+    let s = play(&mut m, YELLOW_THREATENS_BOTH_BOARDS);
     assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )");
     (m, f, s)
 }

@@ -5,6 +5,7 @@ use super::*;
 use crate::factor;
 use crate::gdl::Game;
 use crate::propnet::{build_net, Budget, Compiled};
+use crate::search::factored::tests::{play, X_HOLDS_TWO_ON_BOARD_1, YELLOW_THREATENS_BOTH_BOARDS};
 use crate::search::{Mcts, MctsConfig, TreeParallelMcts};
 use rand::SeedableRng;
 use std::path::Path;
@@ -16,25 +17,6 @@ fn load(file: &str) -> (PropnetMachine, Analysis) {
     let b = build_net(&g, &Budget::default()).unwrap_or_else(|e| panic!("{e}"));
     let a = factor::analyse(&b.net);
     (PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols)), a)
-}
-
-fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> PnState {
-    let mut s = m.initial_state();
-    let mut legal = Vec::new();
-    for joint in moves {
-        let j: Vec<u32> = joint
-            .iter()
-            .enumerate()
-            .map(|(r, text)| {
-                m.legal_moves(&s, r, &mut legal);
-                *legal.iter().find(|&&x| m.move_text(x) == *text).unwrap_or_else(|| panic!("{text} is not legal"))
-            })
-            .collect();
-        let mut next = s.clone();
-        m.next_state(&s, &j, &mut next);
-        s = next;
-    }
-    s
 }
 
 /// Random play through the split machine, part by part, reaches exactly the states of the
@@ -146,32 +128,14 @@ fn the_split_search_blocks_both_boards_and_wins_on_one() {
     for threads in [1, 2] {
         let (mut m, mut f) = split_search("parallel_connect4.kif", threads);
         assert_eq!(f.factors(), Some(2));
-        let s = play(
-            &mut m,
-            &[
-                &["( drop 4 1 )", "noop"],
-                &["noop", "( drop 5 7 )"],
-                &["( drop 4 1 )", "noop"],
-                &["noop", "( drop 5 7 )"],
-                &["( drop 3 2 )", "noop"],
-                &["noop", "( drop 5 7 )"],
-            ],
-        );
+        let s = play(&mut m, YELLOW_THREATENS_BOTH_BOARDS);
         assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )", "{threads} thread(s)");
         // The waiting role's one move, and the tree kept growing.
         let s2 = play(&mut m, &[&["( drop 4 1 )", "noop"], &["noop", "( drop 5 7 )"], &["( drop 4 1 )", "noop"]]);
         assert_eq!(choose(&mut m, &mut f, &s2, 0, 100), "noop");
 
         let (mut m, mut f) = split_search("parallel_tictactoe.kif", threads);
-        let s = play(
-            &mut m,
-            &[
-                &["( mark 1 1 2 2 )", "noop"],
-                &["noop", "( mark 3 3 1 1 )"],
-                &["( mark 1 2 3 1 )", "noop"],
-                &["noop", "( mark 2 1 1 3 )"],
-            ],
-        );
+        let s = play(&mut m, X_HOLDS_TWO_ON_BOARD_1);
         let mv = choose(&mut m, &mut f, &s, 0, 600);
         assert!(mv.starts_with("( mark 1 3 "), "x completes row 1 of board 1: {mv} ({threads} thread(s))");
     }
