@@ -1178,7 +1178,7 @@ impl Part {
     fn owned(self) -> MoveSet {
         match self {
             Part::Shared(set, neg) => {
-                let set = std::rc::Rc::try_unwrap(set).unwrap_or_else(|rc| (*rc).clone());
+                let set = (*set).clone();
                 if neg {
                     set.not()
                 } else {

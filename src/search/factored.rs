@@ -56,10 +56,37 @@ pub struct FactorMachine {
     end_proj: PnState,
     /// Per input: its class in the factor.
     class_of: Arc<Vec<u32>>,
-    seen: Vec<u32>,
-    stamp: u32,
+    seen: ClassStamps,
     tmp: Vec<u32>,
     bufs: Option<crate::machine::PlayoutBuffers<PropnetMachine>>,
+}
+
+/// Which classes a listing of moves has met so far (one representative per class), reset per
+/// listing by a new stamp rather than by clearing.
+#[derive(Clone, Debug)]
+pub(crate) struct ClassStamps {
+    seen: Vec<u32>,
+    stamp: u32,
+}
+
+impl ClassStamps {
+    pub(crate) fn new(classes: usize) -> ClassStamps {
+        ClassStamps { seen: vec![0; classes], stamp: 0 }
+    }
+
+    /// Starts a new listing.
+    pub(crate) fn next_round(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Whether `class` is met for the first time in this listing (it is met now).
+    pub(crate) fn first(&mut self, class: usize) -> bool {
+        std::mem::replace(&mut self.seen[class], self.stamp) != self.stamp
+    }
 }
 
 impl Clone for FactorMachine {
@@ -73,7 +100,6 @@ impl Clone for FactorMachine {
             end_proj: PnState::default(),
             class_of: self.class_of.clone(),
             seen: self.seen.clone(),
-            stamp: self.stamp,
             tmp: Vec::new(),
             bufs: None,
         }
@@ -104,8 +130,7 @@ impl FactorMachine {
             end_full: PnState::default(),
             end_proj: PnState::default(),
             class_of: Arc::new(class_of),
-            seen: vec![0; classes],
-            stamp: 0,
+            seen: ClassStamps::new(classes),
             tmp: Vec::new(),
             bufs: None,
         }
@@ -144,15 +169,9 @@ impl StateMachine for FactorMachine {
         self.merge(state);
         self.inner.legal_moves(&self.full, role, &mut self.tmp);
         out.clear();
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.iter_mut().for_each(|s| *s = 0);
-            self.stamp = 1;
-        }
+        self.seen.next_round();
         for &m in &self.tmp {
-            let c = self.class_of[m as usize] as usize;
-            if self.seen[c] != self.stamp {
-                self.seen[c] = self.stamp;
+            if self.seen.first(self.class_of[m as usize] as usize) {
                 out.push(m);
             }
         }

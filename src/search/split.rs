@@ -23,6 +23,7 @@
 //! own: threads, meta-gaming's playouts) into a searcher of the game: it searches the first
 //! sub-step for most of the time and each later one in what is left, on the same tree.
 
+use super::factored::ClassStamps;
 use super::{Choice, Limit, Search};
 use crate::factor::{Analysis, MoveShape, Verdict};
 use crate::machine::{PlayoutBuffers, PlayoutPolicy, PlayoutResult, StateMachine};
@@ -65,8 +66,7 @@ pub struct SplitMachine {
     tmp: Vec<u32>,
     cands: Vec<u32>,
     joint: Vec<u32>,
-    seen: Vec<u32>,
-    stamp: u32,
+    seen: ClassStamps,
     scratch: PnState,
     starts: Vec<PnState>,
     /// A state to complete a batch's starts part way through a move in.
@@ -85,7 +85,6 @@ impl Clone for SplitMachine {
             cands: Vec::new(),
             joint: Vec::new(),
             seen: self.seen.clone(),
-            stamp: self.stamp,
             scratch: PnState::default(),
             starts: Vec::new(),
             pending: None,
@@ -121,8 +120,7 @@ impl SplitMachine {
             tmp: Vec::new(),
             cands: Vec::new(),
             joint: Vec::new(),
-            seen: vec![0; classes],
-            stamp: 0,
+            seen: ClassStamps::new(classes),
             scratch: PnState::default(),
             starts: Vec::new(),
             pending: None,
@@ -194,19 +192,11 @@ impl StateMachine for SplitMachine {
     fn legal_moves(&mut self, state: &SplitState, role: usize, out: &mut Vec<u32>) {
         self.inner.legal_moves(&state.pn, role, &mut self.tmp);
         out.clear();
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.seen.iter_mut().for_each(|s| *s = 0);
-            self.stamp = 1;
-        }
+        self.seen.next_round();
         let k = state.k as usize;
         for &m in &self.tmp {
-            if Self::agrees(&self.steps, state, role, m) {
-                let c = self.steps[k][m as usize] as usize;
-                if self.seen[c] != self.stamp {
-                    self.seen[c] = self.stamp;
-                    out.push(m);
-                }
+            if Self::agrees(&self.steps, state, role, m) && self.seen.first(self.steps[k][m as usize] as usize) {
+                out.push(m);
             }
         }
     }
