@@ -10,6 +10,7 @@
 use super::net_info::{NONE, V};
 use crate::propnet::Ref;
 use serde::Serialize;
+use std::rc::Rc;
 
 /// A factor id, `IID` for the action-independent part, `MANY` for several factors.
 pub(crate) const IID: u32 = NONE;
@@ -70,6 +71,32 @@ impl Combination {
     }
 }
 
+/// Per formula node, the factors it reads ([`Formulas::factors_memo`]).
+pub type FactorMemo = Vec<Option<std::rc::Rc<[u32]>>>;
+
+/// What [`Formulas::term_sets`] keeps per node over many roots of one DAG: the term sets
+/// (as lists, or as bit sets of 1 to 8 words where the root reads factors below 512 only),
+/// and the factors read.
+#[derive(Default)]
+pub struct TermMemo {
+    lists: Vec<Option<Rc<Vec<Vec<u32>>>>>,
+    m1: Vec<Option<Rc<Vec<[u64; 1]>>>>,
+    m2: Vec<Option<Rc<Vec<[u64; 2]>>>>,
+    m4: Vec<Option<Rc<Vec<[u64; 4]>>>>,
+    m8: Vec<Option<Rc<Vec<[u64; 8]>>>>,
+    pub factors: FactorMemo,
+    /// Term sets that may still be made (products and unions) before every node not yet
+    /// multiplied out stands for one term over its factors.
+    pub work_left: usize,
+}
+
+impl TermMemo {
+    /// A memo for one DAG, allowed `work` term sets.
+    pub fn new(work: usize) -> TermMemo {
+        TermMemo { work_left: work, ..TermMemo::default() }
+    }
+}
+
 /// A formula root: a node and whether it is negated.
 pub type FRef = (u32, bool);
 
@@ -111,6 +138,37 @@ impl Formulas {
         out
     }
 
+    /// [`Formulas::factors`], kept per node in `memo` (for many roots over one DAG).
+    pub fn factors_memo(&self, root: FRef, memo: &mut FactorMemo) -> std::rc::Rc<[u32]> {
+        if memo.len() < self.nodes.len() {
+            memo.resize(self.nodes.len(), None);
+        }
+        self.factor_set(root.0, memo)
+    }
+
+    fn factor_set(&self, i: u32, memo: &mut FactorMemo) -> std::rc::Rc<[u32]> {
+        if let Some(s) = &memo[i as usize] {
+            return s.clone();
+        }
+        let s: std::rc::Rc<[u32]> = match &self.nodes[i as usize] {
+            FNode::Atom { factor: Some(k), .. } => std::rc::Rc::from([*k]),
+            FNode::Atom { factor: None, .. } | FNode::Const(_) => std::rc::Rc::from([]),
+            FNode::Gate { kids, .. } => {
+                let sets: Vec<std::rc::Rc<[u32]>> = kids.iter().map(|&(k, _)| self.factor_set(k, memo)).collect();
+                let mut u: Vec<u32> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+                u.sort_unstable();
+                u.dedup();
+                // Most gates read what one of their kids reads: that kid's set is shared.
+                match sets.iter().find(|s| s.len() == u.len()) {
+                    Some(s) => s.clone(),
+                    None => std::rc::Rc::from(u),
+                }
+            }
+        };
+        memo[i as usize] = Some(s.clone());
+        s
+    }
+
     /// The network nodes of the atoms under `root`.
     pub(crate) fn atom_nodes(&self, root: FRef) -> Vec<u32> {
         self.atoms(root).into_iter().map(|a| a.1).collect()
@@ -135,21 +193,26 @@ impl Formulas {
         out
     }
 
-    /// How `root` combines its factors.
-    pub fn combination(&self, root: FRef) -> Combination {
+    /// How `root` combines its factors (the factors of nodes kept in `memo`).
+    pub fn combination(&self, root: FRef, memo: &mut FactorMemo) -> Combination {
         match &self.nodes[root.0 as usize] {
             FNode::Const(_) => return Combination::Constant,
             FNode::Atom { factor: None, .. } => return Combination::ActionIndependent,
             FNode::Atom { .. } => return Combination::OneFactor,
             FNode::Gate { .. } => {}
         }
-        if self.factors(root).len() <= 1 {
+        if self.factors_memo(root, memo).len() <= 1 {
             return Combination::OneFactor;
         }
-        // Pure: every gate below the root is of the root's effective kind.
+        // Pure: every gate below the root is of the root's effective kind (each node met
+        // once per polarity).
         let kind = self.effective_and(root);
         let mut stack = vec![root];
+        let mut seen: rustc_hash::FxHashSet<FRef> = Default::default();
         while let Some(r) = stack.pop() {
+            if !seen.insert(r) {
+                continue;
+            }
             if let FNode::Gate { kids, .. } = &self.nodes[r.0 as usize] {
                 if self.effective_and(r) != kind {
                     return Combination::Boolean;
@@ -268,30 +331,65 @@ impl Formulas {
     /// others are single bases (which undoes the factoring of shared literals, `a ∧ (x ∨
     /// y)`: a cell beside the lines through it); otherwise, or past [`MAX_TERMS`] term sets, a node stands for one term
     /// over all its factors. Single-factor terms are left out.
-    pub fn term_sets(&self, root: FRef, memo: &mut Vec<Option<std::rc::Rc<Vec<Vec<u32>>>>>, out: &mut Vec<Vec<u32>>) {
-        if matches!(self.combination(root), Combination::Conjunction | Combination::Disjunction) {
+    pub fn term_sets(&self, root: FRef, memo: &mut TermMemo, out: &mut Vec<Vec<u32>>) {
+        if matches!(self.combination(root, &mut memo.factors), Combination::Conjunction | Combination::Disjunction) {
             return;
         }
-        memo.resize(self.nodes.len(), None);
-        let t = self.terms(root, memo);
-        out.extend(t.iter().filter(|x| x.len() >= 2).cloned());
+        // Over factors below 512 (every node's are among the root's), a term set is a bit
+        // set of 1 to 8 words.
+        let top = self.factors_memo(root, &mut memo.factors).last().map_or(0, |&k| k as usize + 1);
+        match top.div_ceil(64) {
+            0 | 1 => self.masked(root, &mut memo.m1, &mut memo.factors, &mut memo.work_left, out),
+            2 => self.masked(root, &mut memo.m2, &mut memo.factors, &mut memo.work_left, out),
+            3 | 4 => self.masked(root, &mut memo.m4, &mut memo.factors, &mut memo.work_left, out),
+            5..=8 => self.masked(root, &mut memo.m8, &mut memo.factors, &mut memo.work_left, out),
+            _ => {
+                memo.lists.resize(self.nodes.len(), None);
+                let t = self.terms(root, &mut memo.lists, &mut memo.factors, &mut memo.work_left);
+                out.extend(t.iter().filter(|x| x.size() >= 2).cloned());
+            }
+        }
     }
 
-    fn terms(&self, r: FRef, memo: &mut Vec<Option<std::rc::Rc<Vec<Vec<u32>>>>>) -> std::rc::Rc<Vec<Vec<u32>>> {
+    /// [`Formulas::term_sets`] with term sets as bit sets of `W` words.
+    fn masked<const W: usize>(
+        &self,
+        root: FRef,
+        memo: &mut Vec<Option<Rc<Vec<[u64; W]>>>>,
+        fmemo: &mut FactorMemo,
+        work: &mut usize,
+        out: &mut Vec<Vec<u32>>,
+    ) {
+        memo.resize(self.nodes.len(), None);
+        let t = self.terms(root, memo, fmemo, work);
+        out.extend(
+            t.iter()
+                .filter(|x| x.size() >= 2)
+                .map(|x| (0..64 * W as u32).filter(|&k| x[k as usize / 64] >> (k % 64) & 1 == 1).collect()),
+        );
+    }
+
+    fn terms<T: TermSet>(
+        &self,
+        r: FRef,
+        memo: &mut Vec<Option<Rc<Vec<T>>>>,
+        fmemo: &mut FactorMemo,
+        work: &mut usize,
+    ) -> Rc<Vec<T>> {
         // Polarity-blind: a negated formula couples what the formula couples.
         let r = (r.0, false);
         let and = self.effective_and(r);
         if let Some(t) = &memo[r.0 as usize] {
             return t.clone();
         }
-        let t: Vec<Vec<u32>> = match &self.nodes[r.0 as usize] {
-            FNode::Const(_) | FNode::Atom { factor: None, .. } => vec![Vec::new()],
-            FNode::Atom { factor: Some(k), .. } => vec![vec![*k]],
+        let t: Vec<T> = match &self.nodes[r.0 as usize] {
+            FNode::Const(_) | FNode::Atom { factor: None, .. } => vec![T::empty()],
+            FNode::Atom { factor: Some(k), .. } => vec![T::of(&[*k])],
             FNode::Gate { kids, .. } => {
                 let and = and.unwrap_or(false);
-                let kid_terms: Vec<std::rc::Rc<Vec<Vec<u32>>>> =
-                    kids.iter().map(|&(k, _)| self.terms((k, false), memo)).collect();
-                let spans = |t: &Vec<Vec<u32>>| t.iter().any(|x| x.len() >= 2);
+                let kid_terms: Vec<Rc<Vec<T>>> =
+                    kids.iter().map(|&(k, _)| self.terms((k, false), memo, fmemo, work)).collect();
+                let spans = |t: &Vec<T>| t.iter().any(|x| x.size() >= 2);
                 let plain = |k: u32| {
                     matches!(
                         self.nodes[k as usize],
@@ -300,52 +398,125 @@ impl Formulas {
                 };
                 let multi = kid_terms.iter().filter(|t| spans(t)).count();
                 let others_plain = kids.iter().zip(&kid_terms).all(|(&(k, _), t)| spans(t) || plain(k));
-                if and && (multi >= 2 || (multi == 1 && !others_plain)) {
+                let one_term = and && (multi >= 2 || (multi == 1 && !others_plain));
+                // The term sets multiplying out would make, at most (partial products past
+                // MAX_TERMS end it), within what is left of the work bound.
+                let affordable = one_term || {
+                    let (mut bound, mut cost) = (1usize, 0usize);
+                    for t in &kid_terms {
+                        let n = t.len().max(1);
+                        cost += if and { bound * n } else { n };
+                        bound = (bound * n).min(MAX_TERMS + 1);
+                    }
+                    let ok = cost <= *work;
+                    // Spent: once a node is cut, the bound is reached for good (the caller
+                    // sees `work_left == 0`).
+                    *work = if ok { *work - cost } else { 0 };
+                    ok
+                };
+                if one_term || !affordable {
                     // A conjunction of several multi-factor conditions ("no line for x and
                     // none for o"), or of one with conditions that are no single base ("x
                     // has won board 1 and some line is open"), is one term: multiplying it
-                    // out would pair conditions that are judged apart.
-                    vec![self.factors(r)]
+                    // out would pair conditions that are judged apart. Past the work bound
+                    // (MAX_TERM_WORK), a node is one term too, and the caller merges every
+                    // factor (the term sets found are incomplete).
+                    vec![T::of(&self.factors_memo(r, fmemo))]
                 } else {
-                    let mut acc: Vec<Vec<u32>> = if and { vec![Vec::new()] } else { Vec::new() };
+                    let mut acc: Vec<T> = if and { vec![T::empty()] } else { Vec::new() };
                     for kt in &kid_terms {
                         if and {
                             let mut next = Vec::with_capacity(acc.len() * kt.len());
                             for a in &acc {
                                 for b in kt.iter() {
-                                    let mut u: Vec<u32> = a.iter().chain(b).copied().collect();
-                                    u.sort_unstable();
-                                    u.dedup();
-                                    next.push(u);
+                                    next.push(a.union(b));
                                 }
                             }
-                            next.sort();
+                            next.sort_unstable();
                             next.dedup();
                             acc = next;
                         } else {
+                            // A disjunction's terms are its kids' (sorted once, below).
                             acc.extend(kt.iter().cloned());
-                            acc.sort();
-                            acc.dedup();
+                            continue;
                         }
                         if acc.len() > MAX_TERMS {
-                            acc = vec![self.factors(r)];
+                            acc = vec![T::of(&self.factors_memo(r, fmemo))];
                             break;
+                        }
+                    }
+                    if !and {
+                        acc.sort_unstable();
+                        acc.dedup();
+                        // The union only grows: past the bound at the end as at some kid.
+                        if acc.len() > MAX_TERMS {
+                            acc = vec![T::of(&self.factors_memo(r, fmemo))];
                         }
                     }
                     acc
                 }
             }
         };
-        let t = std::rc::Rc::new(t);
-        if !r.1 {
-            memo[r.0 as usize] = Some(t.clone());
-        }
+        let t = Rc::new(t);
+        memo[r.0 as usize] = Some(t.clone());
         t
+    }
+}
+
+/// A set of factors, as [`Formulas::terms`] multiplies them out: a sorted list, or a bit
+/// set where every factor is below 512 (the same sets, found much faster).
+trait TermSet: Clone + Ord {
+    fn empty() -> Self;
+    fn of(factors: &[u32]) -> Self;
+    fn union(&self, other: &Self) -> Self;
+    fn size(&self) -> usize;
+}
+
+impl TermSet for Vec<u32> {
+    fn empty() -> Self {
+        Vec::new()
+    }
+    fn of(factors: &[u32]) -> Self {
+        factors.to_vec()
+    }
+    fn union(&self, other: &Self) -> Self {
+        let mut u: Vec<u32> = self.iter().chain(other).copied().collect();
+        u.sort_unstable();
+        u.dedup();
+        u
+    }
+    fn size(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<const W: usize> TermSet for [u64; W] {
+    fn empty() -> Self {
+        [0; W]
+    }
+    fn of(factors: &[u32]) -> Self {
+        let mut m = [0; W];
+        for &k in factors {
+            m[k as usize / 64] |= 1 << (k % 64);
+        }
+        m
+    }
+    fn union(&self, other: &Self) -> Self {
+        std::array::from_fn(|i| self[i] | other[i])
+    }
+    fn size(&self) -> usize {
+        self.iter().map(|w| w.count_ones() as usize).sum()
     }
 }
 
 /// Term sets kept per formula node before it is taken as one term over its factors.
 pub const MAX_TERMS: usize = 4096;
+
+/// Term sets made (products and unions) per round of the analysis, over all goal and
+/// terminal roots. Past it the term sets are incomplete, and the analysis merges every
+/// factor (gt_two_thirds: a one-shot guess whose goals compare sums of all the guesses,
+/// 7M term sets per round and 14 rounds, 49 s, before this bound).
+pub const MAX_TERM_WORK: usize = 4_000_000;
 
 /// Pairs of factor sets that *cross* (meet, and neither holds the other): as two lines of
 /// tic-tac-toe share a cell, each couples its factors with the other's, so that no factor's
@@ -442,5 +613,57 @@ impl<'a> Builder<'a> {
             self.memo[vi] = id;
         }
         (self.memo[r.node()], r.neg())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `b ∧ (x ∨ y ∨ z)` with `b` a bare base of factor `base + 3` and `x, y, z` atoms of
+    /// factors `base .. base + 3` (gates no bare base), or'ed with `c ∧ x` (`c` of factor
+    /// `base + 4`): the terms {b, x}, {b, y}, {b, z}, {c, x}.
+    fn formulas(base: u32) -> (Formulas, FRef) {
+        let atom = |k: u32, bare: bool| FNode::Atom { factor: Some(base + k), node: k, bare };
+        let nodes = vec![
+            atom(0, false),
+            atom(1, false),
+            atom(2, false),
+            atom(3, true),
+            atom(4, true),
+            FNode::Gate { and: false, kids: vec![(0, false), (1, true), (2, false)] },
+            FNode::Gate { and: true, kids: vec![(3, false), (5, false)] },
+            FNode::Gate { and: true, kids: vec![(4, false), (0, true)] },
+            FNode::Gate { and: false, kids: vec![(6, false), (7, false)] },
+        ];
+        (Formulas { nodes }, (8, false))
+    }
+
+    fn terms(base: u32, work: usize) -> (Vec<Vec<u32>>, usize) {
+        let (f, root) = formulas(base);
+        let mut memo = TermMemo::new(work);
+        let mut out = Vec::new();
+        f.term_sets(root, &mut memo, &mut out);
+        out.sort();
+        let out = out.into_iter().map(|t| t.into_iter().map(|k| k - base).collect()).collect();
+        (out, memo.work_left)
+    }
+
+    /// The term sets are the same as bit sets (factors below 512) and as lists; the work
+    /// bound, once passed, is spent, and every node not yet multiplied out stands for one
+    /// term over its factors.
+    #[test]
+    fn term_sets_as_bit_sets_or_lists_and_the_work_bound() {
+        let want = vec![vec![0, 3], vec![0, 4], vec![1, 3], vec![2, 3]];
+        for base in [0, 60, 100, 300, 600] {
+            let (got, left) = terms(base, 1000);
+            assert_eq!(got, want, "factors from {base}");
+            assert!(left > 0 && left < 1000, "work spent: {left} left");
+        }
+        for base in [0, 600] {
+            let (got, left) = terms(base, 4);
+            assert_eq!(left, 0, "the bound is reached");
+            assert_eq!(got, vec![vec![0, 1, 2, 3, 4]], "cut short: the root is one term over its factors");
+        }
     }
 }

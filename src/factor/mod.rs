@@ -453,7 +453,7 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         IidReads::new(net, info, &place)
     };
     let when = legal_when(net, info, &place, &iid_reads, &iid_trajectory);
-    let mut move_sets = MoveSets::new(n);
+    let mut move_sets = MoveSets::new(n, net.inputs.len());
 
     // 4. Formulas, couplings and merging, until no coupling is left.
     let mut couplings = Vec::new();
@@ -529,10 +529,15 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
             merge(&mut place, &mut fuf);
             continue;
         }
-        let mut memo = Vec::new();
+        let mut memo = formula::TermMemo::new(formula::MAX_TERM_WORK);
+        // The first root whose term sets the work bound cut short.
+        let mut cut: Option<CoupledBy> = None;
         let mut gather = |root: FRef, by: CoupledBy| {
             let mut s = Vec::new();
             formulas.term_sets(root, &mut memo, &mut s);
+            if memo.work_left == 0 && cut.is_none() {
+                cut = Some(by.clone());
+            }
             sets.extend(s.into_iter().map(|x| (x, by.clone())));
         };
         for (role, gs) in goals.iter().enumerate() {
@@ -543,7 +548,11 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         gather(terminal, CoupledBy::Terminal);
         sets.sort_by(|a, b| a.0.cmp(&b.0));
         sets.dedup_by(|a, b| a.0 == b.0);
-        if sets.len() > MAX_GATE_SETS {
+        if let Some(by) = cut.filter(|_| nfac > 1) {
+            // Term sets too costly to multiply out: every factor merged (never split wrongly).
+            let all: Vec<u32> = (0..nfac as u32).collect();
+            note(by, &all, &mut fuf, &mut couplings);
+        } else if sets.len() > MAX_GATE_SETS {
             let all: Vec<u32> = (0..nfac as u32).collect();
             note(sets[0].1.clone(), &all, &mut fuf, &mut couplings);
         } else {
@@ -573,13 +582,20 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let nfac = count_factors(&place);
         let mut factors = factors;
         let shapes = move_shapes(net, &legal_form, &mut factors);
-        for k in 0..nfac {
-            factors[k].in_goals = goals.iter().flatten().any(|&(_, r)| formulas.factors(r).contains(&(k as u32)));
-            factors[k].in_terminal = formulas.factors(terminal).contains(&(k as u32));
+        let mut fmemo = std::mem::take(&mut memo.factors);
+        for &(_, r) in goals.iter().flatten() {
+            for &k in formulas.factors_memo(r, &mut fmemo).iter() {
+                factors[k as usize].in_goals = true;
+            }
         }
-        let goal_combination =
-            goals.iter().map(|gs| least_specific(gs.iter().map(|&(_, r)| formulas.combination(r)))).collect();
-        let terminal_combination = formulas.combination(terminal);
+        for &k in formulas.factors_memo(terminal, &mut fmemo).iter() {
+            factors[k as usize].in_terminal = true;
+        }
+        let goal_combination = goals
+            .iter()
+            .map(|gs| least_specific(gs.iter().map(|&(_, r)| formulas.combination(r, &mut fmemo))))
+            .collect();
+        let terminal_combination = formulas.combination(terminal, &mut fmemo);
         let verdict = if nfac >= 2 {
             Verdict::Factorable
         } else if nfac == 1 {
@@ -1058,33 +1074,34 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
                 continue;
             }
             // The gate's kids that read one role's moves only are taken together, per role,
-            // as one move set (however the rules split "any unstack move" among them).
+            // as one move set (however the rules split "any unstack move" among them): the
+            // kids' memoized sets (and whether the gate negates each), joined only where a
+            // role has two.
             let and = matches!(nd.kind, Kind::And);
-            // Per role: the kid's memoized set (and whether the gate negates it), copied only
-            // when a second kid of the same role joins it (sets hold up to MAX_MOVE_SET inputs).
-            let mut parts: Vec<(Option<usize>, Part)> = Vec::new();
+            let mut parts: Vec<(Option<usize>, Vec<(std::rc::Rc<MoveSet>, bool)>)> = Vec::new();
             for x in &nd.inputs {
                 let w = x.node();
                 if val[w] != V::U {
                     continue;
                 }
                 match moves.of(net, w as u32) {
-                    Some(set) => match parts.iter().position(|p| p.0 == set.role) {
-                        Some(j) => {
-                            let so_far = std::mem::replace(&mut parts[j].1, Part::Shared(set.clone(), x.neg()));
-                            // Sets of one role always join (only different roles do not).
-                            match MoveSet::join(so_far.owned(), Part::Shared(set, x.neg()).owned(), and) {
-                                Some(u) => parts[j].1 = Part::Joined(u),
-                                None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
-                            }
-                        }
-                        None => parts.push((set.role, Part::Shared(set, x.neg()))),
+                    Some(set) => match parts.iter_mut().find(|p| p.0 == set.role) {
+                        Some(p) => p.1.push((set, x.neg())),
+                        None => parts.push((set.role, vec![(set, x.neg())])),
                     },
                     None => visit(w, moves, &mut stamp, &mut stack, &mut sig),
                 }
             }
-            for (_, p) in &parts {
-                sig.refine(p.inputs());
+            for (_, kids) in &parts {
+                match &kids[..] {
+                    [(one, _)] => sig.refine(&one.inputs),
+                    _ => {
+                        // One role's sets always join.
+                        if let Some(u) = moves.fold(kids, and, usize::MAX) {
+                            sig.refine(&u.inputs);
+                        }
+                    }
+                }
             }
         }
         // Classes numbered per role in the order of their first input.
@@ -1124,6 +1141,12 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
 struct MoveSets {
     /// Per node: `None` not yet known; `Some(None)` reads something else; `Some(Some(set))`.
     memo: Vec<Option<Option<std::rc::Rc<MoveSet>>>>,
+    /// The scratch of [`MoveSets::fold`]: per input, the stamp of the set being built when
+    /// it is in it (a stamp of 0: in none); the stamp; the inputs listed so far (some may
+    /// have left the set since).
+    stamp: Vec<u32>,
+    gen: u32,
+    members: Vec<u32>,
 }
 
 /// The inputs of `role` under which a gate is true: `inputs`, or all but them (`comp`).
@@ -1136,12 +1159,15 @@ struct MoveSet {
 }
 
 impl MoveSet {
+    #[cfg(test)]
     fn not(mut self) -> MoveSet {
         self.comp = !self.comp;
         self
     }
 
-    /// `a ∧ b` (`and`) or `a ∨ b`, by De Morgan from set operations on the listed inputs.
+    /// `a ∧ b` (`and`) or `a ∨ b`, by De Morgan from set operations on the listed inputs:
+    /// the reference that [`MoveSets::fold`] is tested against.
+    #[cfg(test)]
     fn join(a: MoveSet, b: MoveSet, and: bool) -> Option<MoveSet> {
         let role = match (a.role, b.role) {
             (Some(x), Some(y)) if x != y => return None,
@@ -1163,38 +1189,6 @@ impl MoveSet {
             }
         };
         Some(MoveSet { role, comp, inputs })
-    }
-}
-
-/// A gate's kid's move set as [`moves_per_factor`] reads it: shared with the memo (and
-/// negated or not), or joined from several kids of one role.
-enum Part {
-    Shared(std::rc::Rc<MoveSet>, bool),
-    Joined(MoveSet),
-}
-
-impl Part {
-    /// The set, owned.
-    fn owned(self) -> MoveSet {
-        match self {
-            Part::Shared(set, neg) => {
-                let set = (*set).clone();
-                if neg {
-                    set.not()
-                } else {
-                    set
-                }
-            }
-            Part::Joined(set) => set,
-        }
-    }
-
-    /// Its listed inputs (the gate is true under them, or under all but them).
-    fn inputs(&self) -> &[u32] {
-        match self {
-            Part::Shared(set, _) => &set.inputs,
-            Part::Joined(set) => &set.inputs,
-        }
     }
 }
 
@@ -1253,8 +1247,8 @@ impl Refiner {
 const MAX_MOVE_SET: usize = 4096;
 
 impl MoveSets {
-    fn new(n: usize) -> MoveSets {
-        MoveSets { memo: vec![None; n] }
+    fn new(n: usize, inputs: usize) -> MoveSets {
+        MoveSets { memo: vec![None; n], stamp: vec![0; inputs], gen: 0, members: Vec::new() }
     }
 
     /// The move set of `v`, if it reads one role's moves only.
@@ -1271,31 +1265,105 @@ impl MoveSets {
             Kind::Input(i) => Some(MoveSet { role: Some(net.inputs[i as usize].0), comp: false, inputs: vec![i] }),
             Kind::False => Some(MoveSet { role: None, comp: false, inputs: Vec::new() }),
             Kind::And | Kind::Or if depth < 64 && !nd.inputs.is_empty() => {
-                let and = matches!(nd.kind, Kind::And);
-                let mut acc: Option<MoveSet> = None;
-                let mut ok = true;
+                let mut kids = Vec::with_capacity(nd.inputs.len());
                 for x in &nd.inputs {
-                    let Some(k) = self.of_depth(net, x.node() as u32, depth + 1) else {
-                        ok = false;
-                        break;
-                    };
-                    let k = if x.neg() { (*k).clone().not() } else { (*k).clone() };
-                    acc = match acc {
-                        None => Some(k),
-                        Some(a) => MoveSet::join(a, k, and),
-                    };
-                    if acc.as_ref().is_none_or(|a| a.inputs.len() > MAX_MOVE_SET) {
-                        ok = false;
-                        break;
+                    match self.of_depth(net, x.node() as u32, depth + 1) {
+                        Some(k) => kids.push((k, x.neg())),
+                        None => break,
                     }
                 }
-                acc.filter(|_| ok)
+                if kids.len() == nd.inputs.len() {
+                    self.fold(&kids, matches!(nd.kind, Kind::And), MAX_MOVE_SET)
+                } else {
+                    None
+                }
             }
             _ => None,
         };
         let r = out.map(std::rc::Rc::new);
         self.memo[v as usize] = Some(r.clone());
         r
+    }
+
+    /// The kids (each negated where its flag says) joined left to right by `∧` (`and`) or
+    /// `∨`, exactly as [`MoveSet::join`] would fold them: `None` where two roles meet or a
+    /// partial result lists more than `limit` inputs. A step costs the kid's size,
+    /// not the partial result's (membership by stamp), so a gate over thousands of single
+    /// inputs costs their number, not its square.
+    fn fold(&mut self, kids: &[(std::rc::Rc<MoveSet>, bool)], and: bool, limit: usize) -> Option<MoveSet> {
+        // By De Morgan, `∨` is `∧` of the complements, complemented: the partial result is
+        // kept complemented (`flip`) throughout an `∨`.
+        let flip = !and;
+        let (first, neg) = &kids[0];
+        let mut role = first.role;
+        let mut comp = first.comp ^ neg ^ flip;
+        self.next_gen();
+        self.members.clear();
+        for &i in &first.inputs {
+            self.stamp[i as usize] = self.gen;
+            self.members.push(i);
+        }
+        let mut size = first.inputs.len();
+        if size > limit {
+            return None;
+        }
+        for (k, neg) in &kids[1..] {
+            role = match (role, k.role) {
+                (Some(x), Some(y)) if x != y => return None,
+                (x, y) => x.or(y),
+            };
+            match (comp, k.comp ^ neg ^ flip) {
+                // A ∩ K, or K \ A (which is no longer complemented).
+                (a, false) => {
+                    let old = self.gen;
+                    self.next_gen();
+                    self.members.clear();
+                    for &i in &k.inputs {
+                        if (self.stamp[i as usize] == old) != a {
+                            self.stamp[i as usize] = self.gen;
+                            self.members.push(i);
+                        }
+                    }
+                    size = self.members.len();
+                    comp = false;
+                }
+                // A \ K.
+                (false, true) => {
+                    for &i in &k.inputs {
+                        if self.stamp[i as usize] == self.gen {
+                            self.stamp[i as usize] = 0;
+                            size -= 1;
+                        }
+                    }
+                }
+                // A ∪ K, complemented.
+                (true, true) => {
+                    for &i in &k.inputs {
+                        if self.stamp[i as usize] != self.gen {
+                            self.stamp[i as usize] = self.gen;
+                            self.members.push(i);
+                            size += 1;
+                        }
+                    }
+                }
+            }
+            if size > limit {
+                return None;
+            }
+        }
+        let gen = self.gen;
+        let mut inputs: Vec<u32> = self.members.iter().copied().filter(|&i| self.stamp[i as usize] == gen).collect();
+        inputs.sort_unstable();
+        Some(MoveSet { role, comp: comp ^ flip, inputs })
+    }
+
+    /// A fresh stamp for a set being built.
+    fn next_gen(&mut self) {
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.gen = 1;
+        }
     }
 }
 
@@ -1419,12 +1487,18 @@ fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(
                 .collect();
             // Two factors that no move changes together are alternatives within one part
             // (each move marks one cell of a board): dependent without a closer look.
-            let pos = |k: u32| fset.binary_search(&k).unwrap_or(0);
+            let mut pos = vec![0; factors.len()];
+            for (x, &k) in fset.iter().enumerate() {
+                pos[k as usize] = x;
+            }
             let mut co = vec![false; m * m];
+            let mut at = Vec::new();
             for (_, a) in &moves {
-                for &k in a {
-                    for &l in a {
-                        co[pos(k) * m + pos(l)] = true;
+                at.clear();
+                at.extend(a.iter().map(|&k| pos[k as usize] * m));
+                for &x in &at {
+                    for &k in a {
+                        co[x + pos[k as usize]] = true;
                     }
                 }
             }

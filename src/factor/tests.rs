@@ -312,6 +312,60 @@ fn move_sets_follow_de_morgan() {
     assert!(MoveSet::join(set(false, &[1]), other, true).is_none(), "two roles' moves are no one move set");
 }
 
+/// `MoveSets::fold` (one pass, membership by stamp) gives what `MoveSet::join` folded left to
+/// right gives, failures included: on random gates of random sets, negated or not, with a
+/// second role and with partial results past `MAX_MOVE_SET`.
+#[test]
+fn folded_move_sets_agree_with_pairwise_joins() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let universe = MAX_MOVE_SET as u32 + 40;
+    let mut sets = MoveSets::new(0, universe as usize);
+    let (mut agreed, mut failed) = (0, 0);
+    for case in 0..3000 {
+        let big = case % 10 == 0;
+        let kids: Vec<(std::rc::Rc<MoveSet>, bool)> = (0..rng.gen_range(1..6))
+            .map(|_| {
+                let n = if big { rng.gen_range(0..universe as usize / 2) } else { rng.gen_range(0..12) };
+                let range = if big { universe } else { 16 };
+                let mut inputs: Vec<u32> = (0..n).map(|_| rng.gen_range(0..range)).collect();
+                inputs.sort_unstable();
+                inputs.dedup();
+                let role = match rng.gen_range(0..20) {
+                    0 => Some(1),
+                    1 => None,
+                    _ => Some(0),
+                };
+                (std::rc::Rc::new(MoveSet { role, comp: rng.gen_bool(0.5), inputs }), rng.gen_bool(0.3))
+            })
+            .collect();
+        let and = rng.gen_bool(0.5);
+        let mut want: Option<MoveSet> = None;
+        let mut ok = true;
+        for (k, neg) in &kids {
+            let k = if *neg { (**k).clone().not() } else { (**k).clone() };
+            want = match want {
+                None => Some(k),
+                Some(a) => MoveSet::join(a, k, and),
+            };
+            if want.as_ref().is_none_or(|a| a.inputs.len() > MAX_MOVE_SET) {
+                ok = false;
+                break;
+            }
+        }
+        let got = sets.fold(&kids, and, MAX_MOVE_SET);
+        match (ok.then_some(want).flatten(), got) {
+            (Some(w), Some(g)) => {
+                assert_eq!((w.role, w.comp, &w.inputs), (g.role, g.comp, &g.inputs), "case {case}");
+                agreed += 1;
+            }
+            (None, None) => failed += 1,
+            (w, g) => panic!("case {case}: pairwise {w:?}, folded {g:?}"),
+        }
+    }
+    assert!(agreed > 1000 && failed > 100, "both outcomes tested: {agreed} agreed, {failed} failed");
+}
+
 /// LAMPS, but a lamp pressed is lit for one step, then dim for one, then off: it changes by
 /// itself while the robot presses the other one.
 const DIMMING_LAMPS: &str = "
