@@ -22,6 +22,9 @@ pub struct Opts {
     /// Random playouts searched for contingent factoring when the game does not factor
     /// statically (0: none).
     pub contingent: usize,
+    /// The contingent search's work bound: network nodes analysed, summed over its
+    /// analyses.
+    pub contingent_work: usize,
     pub seed: u64,
 }
 
@@ -85,18 +88,27 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
         let (mut found, mut depths, mut factors, mut ms, mut analyses) = (0, Vec::new(), Vec::new(), 0.0, 0usize);
         let mut example = String::new();
         let mut cchecks = (0usize, 0usize);
-        // At most 5 s (or the budget) on the search for contingent factoring.
-        let deadline = Instant::now() + Duration::from_secs_f64(o.budget_s.min(5.0));
+        // The search is bounded by its work, not by the clock, so that its verdict is the
+        // same on every run: at most `o.contingent_work` network nodes analysed in all. The
+        // clock (the budget, 20 s at most) only stops a search far slower than that, and says so.
+        let deadline = Instant::now() + Duration::from_secs_f64(o.budget_s.min(20.0));
+        let (mut work, mut cut) = (0usize, None);
         let (mut legal, mut joint, mut next) = (Vec::new(), Vec::new(), init.clone());
         'playouts: for _ in 0..o.contingent {
             let mut s = init.clone();
             let mut held = held_latches(&latches, &s);
             for depth in 0..200 {
-                if Instant::now() > deadline {
-                    break 'playouts;
-                }
                 let now = held_latches(&latches, &s);
                 if depth > 0 && now != held {
+                    if work + net.nodes.len() > o.contingent_work {
+                        cut = Some("work");
+                        break 'playouts;
+                    }
+                    if Instant::now() > deadline {
+                        cut = Some("time");
+                        break 'playouts;
+                    }
+                    work += net.nodes.len();
                     held = now;
                     let t = Instant::now();
                     let c = factor::analyse_from(net, &|b| s.get(b as usize));
@@ -152,6 +164,7 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
             "max_factors": factors.iter().max(),
             "example": example,
             "analyses": analyses,
+            "cut_short_by": cut,
             "ms_per_analysis": if analyses > 0 { ms / analyses as f64 } else { 0.0 },
             "checked_states": cchecks.0,
             "check_failures": cchecks.1,
@@ -429,6 +442,10 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
                 o.check.to_string().into(),
                 "--contingent".into(),
                 o.contingent.to_string().into(),
+                "--contingent-work".into(),
+                o.contingent_work.to_string().into(),
+                "--seed".into(),
+                o.seed.to_string().into(),
             ];
             let name = g.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             (name, coverage::run_child(&exe, &args, 2.0 * o.budget_s + 5.0, mem_gib * 1024.0))
@@ -445,6 +462,8 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut stat, mut cont, mut built, mut bad) = (0, 0, 0, 0);
     let (mut with_latches, mut with_early, mut outcome_bad) = (0, 0, 0);
+    // Contingent searches that ended at their work bound, and at the clock.
+    let mut cut = (0, 0);
     for (name, c) in &rows {
         let Some(v) = c.json.as_ref().filter(|v| v["ok"].as_bool() == Some(true)) else {
             let why = c.json.as_ref().and_then(|v| v["error"].as_str().map(String::from)).unwrap_or(c.why.clone());
@@ -455,6 +474,11 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
         let r = &v["report"];
         let kind = r["kind"].as_str().unwrap_or("?");
         let cf = v["contingent"]["factorable_in"].as_u64().unwrap_or(0);
+        match v["contingent"]["cut_short_by"].as_str() {
+            Some("work") => cut.0 += 1,
+            Some(_) => cut.1 += 1,
+            None => {}
+        }
         let verdict = match kind {
             "static" => {
                 stat += 1;
@@ -534,6 +558,6 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
             },
         );
     }
-    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts), {bad} product checks failed; {with_latches} with goal or terminal latches, {with_early} with every goal decided before the end in some sampled playout, {outcome_bad} outcome checks failed", rows.len());
+    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts; {} searches ended at their work bound, {} at the clock), {bad} product checks failed; {with_latches} with goal or terminal latches, {with_early} with every goal decided before the end in some sampled playout, {outcome_bad} outcome checks failed", rows.len(), cut.0, cut.1);
     Ok(if bad + outcome_bad > 0 { ExitCode::from(4) } else { ExitCode::SUCCESS })
 }

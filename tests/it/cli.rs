@@ -550,10 +550,40 @@ fn factor_reports_verdicts_and_checks_the_product() {
     assert!(row("parallel_tictactoe").ends_with("| apart |"), "{out}");
     assert!(row("serial_tictactoe").ends_with("| whole |"), "{out}");
     assert!(out.contains("0 product checks failed"), "{out}");
+    assert!(out.contains("0 searches ended at their work bound, 0 at the clock"), "{out}");
     // Not a game: a clear error, exit 2.
     let o = factotum(&["factor", "no-such-file.kif"]);
     assert_eq!(o.status.code(), Some(2));
     assert_no_panic(&o);
+}
+
+/// The contingent search is bounded by work, not by the clock: two runs give the same
+/// search, and a bound too small for one analysis stops it before any, and says so.
+#[test]
+fn factor_bounds_the_contingent_search_by_work() {
+    let contingent = |extra: &[&str]| {
+        let mut args =
+            vec!["factor", "gdl/joined_tictactoe_blocked.kif", "--json", "--check", "0", "--contingent", "5"];
+        args.extend_from_slice(extra);
+        let o = factotum(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+        let c = v["contingent"].take();
+        assert!(c.is_object(), "{v}");
+        c
+    };
+    let strip = |mut c: serde_json::Value| {
+        c["ms_per_analysis"] = serde_json::Value::Null;
+        c
+    };
+    let (a, b) = (contingent(&[]), contingent(&[]));
+    assert!(a["factorable_in"].as_u64().unwrap_or(0) > 0, "{a}");
+    assert!(a["cut_short_by"].is_null(), "{a}");
+    assert_eq!(strip(a.clone()), strip(b), "the same search on every run");
+    let cut = contingent(&["--contingent-work", "1"]);
+    assert_eq!(cut["cut_short_by"], "work", "{cut}");
+    assert_eq!(cut["analyses"], 0, "{cut}");
+    assert_eq!(cut["factorable_in"], 0, "{cut}");
 }
 
 #[test]
