@@ -71,6 +71,46 @@ impl Combination {
     }
 }
 
+/// Whether sorted `a` is within sorted `b`.
+fn is_subset(a: &[u32], b: &[u32]) -> bool {
+    let mut j = 0;
+    a.iter().all(|x| {
+        while j < b.len() && b[j] < *x {
+            j += 1;
+        }
+        j < b.len() && b[j] == *x
+    })
+}
+
+/// The union of two sorted lists, sorted.
+fn merge_union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::with_capacity(a.len() + b.len()));
+    while i < a.len() || j < b.len() {
+        let x = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x == y => {
+                i += 1;
+                j += 1;
+                x
+            }
+            (Some(&x), Some(&y)) if x < y => {
+                i += 1;
+                x
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (None, None) => unreachable!("the loop's condition"),
+        };
+        out.push(x);
+    }
+    out
+}
+
 /// Per formula node, the factors it reads ([`Formulas::factors_memo`]).
 pub type FactorMemo = Vec<Option<std::rc::Rc<[u32]>>>;
 
@@ -155,14 +195,15 @@ impl Formulas {
             FNode::Atom { factor: None, .. } | FNode::Const(_) => std::rc::Rc::from([]),
             FNode::Gate { kids, .. } => {
                 let sets: Vec<std::rc::Rc<[u32]>> = kids.iter().map(|&(k, _)| self.factor_set(k, memo)).collect();
-                let mut u: Vec<u32> = sets.iter().flat_map(|s| s.iter().copied()).collect();
-                u.sort_unstable();
-                u.dedup();
-                // Most gates read what one of their kids reads: that kid's set is shared.
-                match sets.iter().find(|s| s.len() == u.len()) {
-                    Some(s) => s.clone(),
-                    None => std::rc::Rc::from(u),
+                // Most gates read what their largest kid reads: that kid's set is shared;
+                // others are merged in (sorted lists, linear).
+                let mut acc = sets.iter().max_by_key(|s| s.len()).cloned().unwrap_or_else(|| std::rc::Rc::from([]));
+                for s in &sets {
+                    if !is_subset(s, &acc) {
+                        acc = std::rc::Rc::from(merge_union(&acc, s));
+                    }
                 }
+                acc
             }
         };
         memo[i as usize] = Some(s.clone());
@@ -515,8 +556,9 @@ pub const MAX_TERMS: usize = 4096;
 /// Term sets made (products and unions) per round of the analysis, over all goal and
 /// terminal roots. Past it the term sets are incomplete, and the analysis merges every
 /// factor (gt_two_thirds: a one-shot guess whose goals compare sums of all the guesses,
-/// 7M term sets per round and 14 rounds, 49 s, before this bound).
-pub const MAX_TERM_WORK: usize = 4_000_000;
+/// 7M term sets per round and 14 rounds, 49 s, before this bound; 1M is 0.2-0.8 s on its
+/// 2-6 player versions, and no other game of the corpus reaches it).
+pub const MAX_TERM_WORK: usize = 1_000_000;
 
 /// Pairs of factor sets that *cross* (meet, and neither holds the other): as two lines of
 /// tic-tac-toe share a cell, each couples its factors with the other's, so that no factor's
@@ -654,6 +696,8 @@ mod tests {
     /// term over its factors.
     #[test]
     fn term_sets_as_bit_sets_or_lists_and_the_work_bound() {
+        assert_eq!(merge_union(&[1, 3, 9], &[2, 3, 5]), [1, 2, 3, 5, 9]);
+        assert!(is_subset(&[2, 5], &[1, 2, 5]) && !is_subset(&[2, 6], &[1, 2, 5]) && is_subset(&[], &[1]));
         let want = vec![vec![0, 3], vec![0, 4], vec![1, 3], vec![2, 3]];
         for base in [0, 60, 100, 300, 600] {
             let (got, left) = terms(base, 1000);
