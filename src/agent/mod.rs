@@ -733,8 +733,18 @@ fn propnet_player(
                 game,
                 m.roles().len(),
             ) {
-                Factoring::Apart(search) => {
-                    return Ok(Outcome::Built(player_with(m, r, search, "propnet+factors", cfg.playout_name())));
+                Factoring::Apart(f) => {
+                    // Meta-gaming chooses the playouts on the whole game; the factor trees'
+                    // rollouts play the whole game, so they use the same.
+                    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game);
+                    let search = f.with_playout(chosen.playout).with_plain(chosen.searcher(seed));
+                    return Ok(Outcome::Built(player_with(
+                        m,
+                        r,
+                        Box::new(search),
+                        "propnet+factors",
+                        chosen.playout_name(),
+                    )));
                 }
                 Factoring::Watch(f) => (None, Some(f)),
                 Factoring::No(net) => (net, None),
@@ -852,8 +862,9 @@ fn set_goal_latches(net: &propnet::Net, facts: &crate::factor::NetFacts, m: &mut
 
 /// What [`factored_search`] found for a game.
 enum Factoring {
-    /// The factors are searched apart from the start: the player's search.
-    Apart(Box<dyn Search<propnet::PropnetMachine>>),
+    /// The factors are searched apart from the start: the factored search, for the player's
+    /// playouts and searcher (after meta-gaming) to complete.
+    Apart(FactoredMcts),
     /// The game does not factor (or is searched whole), but its latches may make it factor
     /// during play: the factored search, to wrap the searcher the player gets.
     Watch(FactoredMcts),
@@ -934,7 +945,7 @@ fn factored_search(
         "factor analysis"
     );
     if f.plan().is_ok() {
-        Factoring::Apart(Box::new(f.with_plain(cfg.searcher(seed))))
+        Factoring::Apart(f)
     } else if f.watches_latches() {
         Factoring::Watch(f)
     } else {

@@ -59,6 +59,8 @@ pub struct FactorMachine {
     seen: ClassStamps,
     tmp: Vec<u32>,
     bufs: Option<crate::machine::PlayoutBuffers<PropnetMachine>>,
+    /// Batched rollouts' starts with the frozen bits merged in.
+    starts: Vec<PnState>,
 }
 
 /// Which classes a listing of moves has met so far (one representative per class), reset per
@@ -102,6 +104,7 @@ impl Clone for FactorMachine {
             seen: self.seen.clone(),
             tmp: Vec::new(),
             bufs: None,
+            starts: Vec::new(),
         }
     }
 }
@@ -133,6 +136,7 @@ impl FactorMachine {
             seen: ClassStamps::new(classes),
             tmp: Vec::new(),
             bufs: None,
+            starts: Vec::new(),
         }
     }
 
@@ -218,12 +222,65 @@ impl StateMachine for FactorMachine {
         _bufs: &mut crate::machine::PlayoutBuffers<Self>,
         seen: F,
     ) -> crate::machine::PlayoutResult {
+        self.whole_game(state, |m, full, bufs| m.playout_seen(full, rng, max_depth, bufs, seen))
+    }
+
+    /// A policy's rollouts (MAST's) play the whole game too, the policy choosing among the
+    /// game's own moves.
+    fn playout_policy<R: rand::Rng, P: crate::machine::PlayoutPolicy<u32>>(
+        &mut self,
+        state: &mut PnState,
+        rng: &mut R,
+        max_depth: usize,
+        _bufs: &mut crate::machine::PlayoutBuffers<Self>,
+        policy: &mut P,
+    ) -> crate::machine::PlayoutResult {
+        self.whole_game(state, |m, full, bufs| m.playout_policy(full, rng, max_depth, bufs, policy))
+    }
+
+    fn batch_lanes(&self) -> usize {
+        self.inner.batch_lanes()
+    }
+
+    /// Batched rollouts of the whole game from each start, the other factors as frozen at
+    /// the root (the rewards are the game's).
+    fn batch_playouts<R: rand::Rng>(
+        &mut self,
+        starts: &[PnState],
+        max_depth: usize,
+        rng: &mut R,
+        sums: &mut [f64],
+        until: Option<Instant>,
+    ) -> Option<usize> {
+        let mut whole = std::mem::take(&mut self.starts);
+        whole.resize_with(starts.len(), PnState::default);
+        for (w, s) in whole.iter_mut().zip(starts) {
+            w.bits.clear();
+            w.bits.extend(s.bits.iter().zip(&self.frozen.bits).map(|(a, b)| a | b));
+        }
+        let r = self.inner.batch_playouts(&whole, max_depth, rng, sums, until);
+        self.starts = whole;
+        r
+    }
+}
+
+impl FactorMachine {
+    /// Runs `play` on the whole game from `state` with the frozen factors merged in; then
+    /// `state` is the end state's part in this factor, and `goal` answers for the whole end
+    /// state when asked of that part.
+    fn whole_game(
+        &mut self,
+        state: &mut PnState,
+        play: impl FnOnce(
+            &mut PropnetMachine,
+            &mut PnState,
+            &mut crate::machine::PlayoutBuffers<PropnetMachine>,
+        ) -> crate::machine::PlayoutResult,
+    ) -> crate::machine::PlayoutResult {
         let mut bufs = self.bufs.take().unwrap_or_else(|| crate::machine::PlayoutBuffers::new(&mut self.inner));
         self.merge(state);
         let mut full = std::mem::take(&mut self.full);
-        let r = self.inner.playout_seen(&mut full, rng, max_depth, &mut bufs, seen);
-        // The caller reads the end state's goals through this machine: it gets the factor's
-        // part, and `goal` recognizes it and answers for the whole end state.
+        let r = play(&mut self.inner, &mut full, &mut bufs);
         for (w, (f, k)) in state.bits.iter_mut().zip(full.bits.iter().zip(self.keep.iter())) {
             *w = f & k;
         }
@@ -410,6 +467,12 @@ impl FactoredMcts {
         FactoredMcts { plain, ..self }
     }
 
+    /// The same search with the factor trees' rollouts played by `playout` (meta-gaming's
+    /// choice on the whole game: random, MAST's or batched; each plays the whole game).
+    pub fn with_playout(self, playout: super::mcts::Playout) -> FactoredMcts {
+        FactoredMcts { cfg: MctsConfig { playout, ..self.cfg }, ..self }
+    }
+
     /// Whether the static analysis has the factors searched apart, or why not ([`plan`]).
     pub fn plan(&self) -> Result<(), &'static str> {
         self.plan
@@ -505,6 +568,9 @@ impl Search<PropnetMachine> for FactoredMcts {
                     // rollouts play the whole game's moves: AMAF would mix the two, so the
                     // factored player runs without it.
                     amaf: super::mcts::Amaf::Off,
+                    // Decisive moves' generic loop would step this factor's machine, which
+                    // moves this factor only; rollouts must play the whole game.
+                    decisive: false,
                     ..self.cfg
                 }));
             }

@@ -194,3 +194,66 @@ fn factors_without_a_choice_of_their_own_are_searched_whole() {
     assert!(a.factors.iter().all(|k| k.choices(0) >= 9), "a mark per cell of each board");
     assert_eq!(plan(&b.net, &a, FactoredOptions::default()), Ok(()));
 }
+
+/// A factor's rollouts play the whole game whatever meta-gaming chose: MAST's policy and
+/// the batch machine's rollouts start from the factor's state with the other factors merged
+/// in (as frozen at the root) and end where the game ends.
+#[test]
+fn policy_and_batched_rollouts_play_the_whole_game() {
+    use crate::machine::{PlayoutBuffers, Uniform};
+    use rand::SeedableRng;
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/parallel_connect4.kif");
+    let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+    let a = factor::analyse(&b.net);
+    let mut m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
+    m.attach_batch(&b.net);
+    let root = play(&mut m, YELLOW_THREATENS_BOTH_BOARDS);
+    let mut fm = FactorMachine::new(m.clone(), &a, 0);
+    let own = fm.set_root(&root);
+    let mut bufs = PlayoutBuffers::new(&mut fm);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+    for _ in 0..20 {
+        let mut s = own.clone();
+        let r = fm.playout_policy(&mut s, &mut rng, 1000, &mut bufs, &mut Uniform);
+        assert!(r.terminal && r.depth > 0, "{r:?}");
+        assert!(m.is_terminal(&fm.end_full), "the game itself ended");
+        // The other board moved on too: the rollout played the whole game's moves.
+        let other_moved =
+            (0..a.place.len()).any(|b| a.place[b] == factor::Place::Factor(1) && root.get(b) != fm.end_full.get(b));
+        assert!(other_moved, "board 2 changed in factor 1's rollout");
+        assert_eq!(fm.goal(&s, 0), m.goal(&fm.end_full, 0), "the game's goal, asked of the factor's part");
+    }
+    // Batched: exactly the game's own batched rollouts from the merged start.
+    let lanes = fm.batch_lanes();
+    assert!(lanes > 0);
+    let roles = m.roles().len();
+    let (mut got, mut want) = (vec![0.0; 2 * roles], vec![0.0; 2 * roles]);
+    let mut r1 = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let mut r2 = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let per = fm.batch_playouts(&[own.clone(), own.clone()], 1000, &mut r1, &mut got, None);
+    let per_game = m.batch_playouts(&[root.clone(), root.clone()], 1000, &mut r2, &mut want, None);
+    assert_eq!(per, Some(lanes / 2));
+    assert_eq!((per, &got), (per_game, &want));
+    // Without the other board merged in, the rollouts would differ.
+    let mut r3 = rand_pcg::Pcg64Mcg::seed_from_u64(9);
+    let mut bare = vec![0.0; 2 * roles];
+    m.batch_playouts(&[own.clone(), own], 1000, &mut r3, &mut bare, None);
+    assert_ne!(bare, want, "the frozen board matters");
+}
+
+/// With meta-gaming's MAST or batched rollouts, the factored search still blocks both
+/// boards with the one compound move.
+#[test]
+fn compound_moves_block_both_threats_with_mast_or_batched_rollouts() {
+    for playout in [crate::search::Playout::Mast, crate::search::Playout::Batch] {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/parallel_connect4.kif");
+        let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+        let a = factor::analyse(&b.net);
+        let mut m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
+        m.attach_batch(&b.net);
+        let cfg = MctsConfig { seed: 3, ..MctsConfig::default() };
+        let mut f = FactoredMcts::new(cfg, Arc::new(b.net), a, SETUP).with_playout(playout);
+        let s = play(&mut m, YELLOW_THREATENS_BOTH_BOARDS);
+        assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )", "{playout:?}");
+    }
+}
