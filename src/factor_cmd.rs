@@ -26,6 +26,8 @@ pub struct Opts {
     /// analyses.
     pub contingent_work: usize,
     pub seed: u64,
+    /// The static analysis' deadline, in milliseconds from its start ([`factor::analyse_within`]).
+    pub deadline_ms: Option<f64>,
 }
 
 pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode> {
@@ -47,7 +49,10 @@ pub fn factor_one(path: &Path, dot: Option<&Path>, o: &Opts) -> Result<ExitCode>
         Err(e) => return fail(3, format!("cannot build a propnet: {e}")),
     };
     let net = &built.net;
-    let a = factor::analyse(net);
+    let a = match o.deadline_ms {
+        Some(ms) => factor::analyse_within(net, Instant::now() + Duration::from_secs_f64(ms.max(0.0) / 1000.0)),
+        None => factor::analyse(net),
+    };
     let tl = Instant::now();
     let latches = factor::latch::latches(net);
     let latch_ms = tl.elapsed().as_secs_f64() * 1000.0;
@@ -432,7 +437,7 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
         &games,
         jobs,
         |g| {
-            let args: Vec<std::ffi::OsString> = vec![
+            let mut args: Vec<std::ffi::OsString> = vec![
                 "factor".into(),
                 g.as_os_str().to_owned(),
                 "--json".into(),
@@ -447,6 +452,9 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
                 "--seed".into(),
                 o.seed.to_string().into(),
             ];
+            if let Some(ms) = o.deadline_ms {
+                args.extend(["--deadline-ms".into(), ms.to_string().into()]);
+            }
             let name = g.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             (name, coverage::run_child(&exe, &args, 2.0 * o.budget_s + 5.0, mem_gib * 1024.0))
         },

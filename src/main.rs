@@ -129,6 +129,11 @@ enum Cmd {
         contingent_work: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Give the static analysis at most this many milliseconds, as the player does in
+        /// its start clock: past them every factor left is merged (never a wrong split) and
+        /// the analysis ends with one more round, over one factor.
+        #[arg(long)]
+        deadline_ms: Option<f64>,
         /// With --all: kill an analysis whose resident memory passes this many GiB.
         #[arg(long, default_value_t = 4.0)]
         mem_gib: f64,
@@ -911,8 +916,21 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
         },
-        Cmd::Factor { game, all, json, dot, budget_s, check, contingent, contingent_work, seed, mem_gib, jobs } => {
-            let o = factor_cmd::Opts { budget_s, json, check, contingent, contingent_work, seed };
+        Cmd::Factor {
+            game,
+            all,
+            json,
+            dot,
+            budget_s,
+            check,
+            contingent,
+            contingent_work,
+            seed,
+            deadline_ms,
+            mem_gib,
+            jobs,
+        } => {
+            let o = factor_cmd::Opts { budget_s, json, check, contingent, contingent_work, seed, deadline_ms };
             if all {
                 factor_cmd::factor_all(&game, &o, mem_gib, jobs)
             } else {

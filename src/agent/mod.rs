@@ -885,7 +885,8 @@ enum Factoring {
 /// The analysis runs over `facts` (the network's graph and latches, made once in the start
 /// clock; none when that was skipped: no factoring), only while the start clock has at least
 /// the build's time plus a second left (it takes a fraction of the build's time on the
-/// corpus), and a panic in it is logged and plays unfactored.
+/// corpus), within a quarter of what is left of it ([`crate::factor::analyse_until`]), and a
+/// panic in it is logged and plays unfactored.
 #[allow(clippy::too_many_arguments)]
 fn factored_search(
     net: propnet::Net,
@@ -912,8 +913,14 @@ fn factored_search(
     let contingent = cfg.contingent_factoring && !(cfg.hyperstates && roles == 1);
     let opts = FactoredOptions { contingent, serial: cfg.factor_serial, threads: cfg.threads.max(1) };
     let net = std::sync::Arc::new(net);
+    // At most a quarter of what is left of the start clock: past it the analysis merges every
+    // factor and ends (not factorable, never wrongly split), leaving the rest to meta-gaming.
+    let deadline = budget.deadline.map(|d| {
+        let now = Instant::now();
+        now + d.saturating_duration_since(now) / 4
+    });
     let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let a = facts.analyse(&net);
+        let a = facts.analyse_until(&net, deadline);
         let (verdict, factors, millis) = (a.verdict.clone(), a.factors.len(), a.millis);
         let compound =
             a.shapes.iter().any(|s| matches!(s, crate::factor::MoveShape::Compound | crate::factor::MoveShape::Mixed));

@@ -141,6 +141,10 @@ pub enum CoupledBy {
     /// This input changes several factors, and the role's moves are no product of per-factor
     /// parts (two presses anywhere, a piece moved from one cell to another).
     Moves(u32),
+    /// The analysis ran past its deadline ([`analyse_until`]): every factor was merged, as
+    /// when its work bound cuts the goal term sets short, so that it ends with one factor
+    /// and never splits wrongly.
+    Deadline,
 }
 
 /// Why two or more factors were merged.
@@ -211,6 +215,13 @@ pub fn analyse(net: &Net) -> Analysis {
     analyse_with(net, &info, &[])
 }
 
+/// [`analyse`] within `deadline` ([`analyse_until`]): past it every factor left is merged,
+/// so the verdict is "not factorable" ([`CoupledBy::Deadline`] says why).
+pub fn analyse_within(net: &Net, deadline: Instant) -> Analysis {
+    let info = NetInfo::new(net);
+    analyse_until(net, &info, &[], Some(deadline))
+}
+
 /// What the analyses of one network share, made once per game: the facts of its graph
 /// ([`NetInfo`]) and its latches (proved, [`latch::latches`]). The player's start clock
 /// needs both for the goal latches of its playouts ([`outcome::playout_table_with`]), the
@@ -230,6 +241,11 @@ impl NetFacts {
     /// [`analyse`] over these facts.
     pub fn analyse(&self, net: &Net) -> Analysis {
         analyse_with(net, &self.info, &[])
+    }
+
+    /// [`NetFacts::analyse`] within a deadline ([`analyse_until`]).
+    pub fn analyse_until(&self, net: &Net, deadline: Option<Instant>) -> Analysis {
+        analyse_until(net, &self.info, &[], deadline)
     }
 }
 
@@ -270,7 +286,19 @@ impl Uf {
 }
 
 pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> Analysis {
+    analyse_until(net, info, fixed, None)
+}
+
+/// The analysis with bases `fixed`, within a deadline: past it, at the start of a round of
+/// merging or between the goal and terminal roots whose term sets are gathered, every factor
+/// left is merged into one ([`CoupledBy::Deadline`]) and the analysis ends with the round
+/// that follows, over one factor (a round over one factor is the cheapest there is: its
+/// term sets are single words, and no move or legality can couple it). Its verdict is then
+/// "not factorable", which is never wrong, only a factoring missed; so the player can give
+/// the analysis a part of its start clock and count on it.
+pub(crate) fn analyse_until(net: &Net, info: &NetInfo, fixed: &[(u32, bool)], deadline: Option<Instant>) -> Analysis {
     let t0 = Instant::now();
+    let late = || deadline.is_some_and(|d| Instant::now() >= d);
     let n = net.nodes.len();
     let nb = net.bases.len();
     let mut fixed_of = vec![None; nb];
@@ -349,16 +377,14 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         }
     }
     while let Some(v) = stack.pop() {
-        let vi = v as usize;
-        let nd = &net.nodes[vi];
-        let mut more: Vec<usize> = nd.inputs.iter().filter(|x| live(**x)).map(|x| x.node()).collect();
-        if let Kind::Base(b) = nd.kind {
-            if live(net.next[b as usize]) {
-                more.push(net.next[b as usize].node());
-            }
-        }
-        for w in more {
-            if !relevant[w] {
+        let nd = &net.nodes[v as usize];
+        let next = match nd.kind {
+            Kind::Base(b) => Some(net.next[b as usize]),
+            _ => None,
+        };
+        for x in nd.inputs.iter().chain(&next) {
+            let w = x.node();
+            if live(*x) && !relevant[w] {
                 relevant[w] = true;
                 stack.push(w as u32);
             }
@@ -462,6 +488,21 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
     let mut iid_memo: rustc_hash::FxHashMap<(usize, u32), V> = Default::default();
     let mut cone_eval = net_info::ConeEval::new(n);
     loop {
+        // Past the deadline, every factor is merged before the round's formulas are built.
+        let nfac = count_factors(&place);
+        if nfac > 1 && late() {
+            let mut fuf = Uf::new(nfac);
+            let all: Vec<u32> = (0..nfac as u32).collect();
+            for &k in &all {
+                fuf.union(0, k);
+            }
+            couplings.push(Coupling {
+                by: CoupledBy::Deadline,
+                factors: all.iter().map(|&k| sample_bases(&place, k)).collect(),
+            });
+            merge(&mut place, &mut fuf);
+            continue;
+        }
         let fs = node_factors(net, info, &place, &val);
         let mut b = formula::Builder::new(net, &fs, &val, &info.cyclic);
         let legal: Vec<FRef> = net.legal.iter().map(|&r| b.root(r)).collect();
@@ -470,8 +511,10 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let terminal = b.root(net.terminal);
         let cyclic_many = b.cyclic_many;
         let formulas = b.f;
-        let nfac = count_factors(&place);
         let mut fuf = Uf::new(nfac);
+        // The round after a deadline cut (over one factor): none of its legality and move
+        // analysis can change the verdict, so it is skipped ([`cut_factor`]).
+        let cut_short = couplings.last().is_some_and(|c: &Coupling| c.by == CoupledBy::Deadline);
         let mut merged = false;
         let couplings_before = couplings.len();
         let mut note = |by: CoupledBy, set: &[u32], fuf: &mut Uf, couplings: &mut Vec<Coupling>| {
@@ -494,6 +537,10 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         let mut gates = Vec::new();
         let mut legal_form = Vec::with_capacity(legal.len());
         for (i, &root) in legal.iter().enumerate() {
+            if cut_short {
+                legal_form.push(LegalForm::Coupled);
+                continue;
+            }
             let (form, sets) = legal_form_of(
                 net,
                 info,
@@ -521,7 +568,11 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         // couples at any grain (a coupling found between fine factors holds between their
         // unions), and these merges set the grain at which goals are read (a board's marks
         // and blanks are one board before lines are judged across boards).
-        let factors = moves_per_factor(net, &place, &val, nfac, &mut move_sets);
+        let factors = if cut_short {
+            vec![cut_factor(net, &place)]
+        } else {
+            moves_per_factor(net, &place, &val, nfac, &mut move_sets)
+        };
         for (i, set) in move_couplings(net, &factors, &legal_form, &when) {
             note(CoupledBy::Moves(i), &set, &mut fuf, &mut couplings);
         }
@@ -533,6 +584,15 @@ pub(crate) fn analyse_with(net: &Net, info: &NetInfo, fixed: &[(u32, bool)]) -> 
         // The first root whose term sets the work bound cut short.
         let mut cut: Option<CoupledBy> = None;
         let mut gather = |root: FRef, by: CoupledBy| {
+            if cut_short {
+                return;
+            }
+            if cut.is_none() && late() {
+                cut = Some(CoupledBy::Deadline);
+            }
+            if cut.is_some() {
+                return;
+            }
             let mut s = Vec::new();
             formulas.term_sets(root, &mut memo, &mut s);
             if memo.work_left == 0 && cut.is_none() {
@@ -1130,6 +1190,31 @@ fn moves_per_factor(net: &Net, place: &[Place], val: &[V], nfac: usize, moves: &
         });
     }
     factors
+}
+
+/// The one factor an analysis cut by its deadline ends with: every base left, and each input
+/// a class of its own (no two moves taken as alike, which only a finished analysis shows).
+fn cut_factor(net: &Net, place: &[Place]) -> Factor {
+    let bases = (0..place.len() as u32).filter(|&b| matches!(place[b as usize], Place::Factor(_))).collect();
+    let mut classes = vec![Vec::new(); net.roles.len()];
+    let class_of = net
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, &(role, _))| {
+            classes[role].push(vec![i as u32]);
+            classes[role].len() as u32 - 1
+        })
+        .collect();
+    Factor {
+        bases,
+        classes,
+        class_of,
+        idle: vec![NONE; net.roles.len()],
+        active_inputs: Vec::new(),
+        in_goals: false,
+        in_terminal: false,
+    }
 }
 
 /// Gates that read the moves of one role only (through ANDs, ORs and negations), each with

@@ -166,6 +166,9 @@ fn coupled_by(net: &Net, by: &CoupledBy, input: &dyn Fn(u32) -> String) -> Strin
             net.roles[net.inputs[*i as usize].0],
             input(*i)
         ),
+        CoupledBy::Deadline => {
+            "the analysis' deadline (every factor merged: a factoring missed, never a wrong one)".into()
+        }
     }
 }
 

@@ -52,6 +52,32 @@ fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> crate::propnet::PnState {
     s
 }
 
+/// Past its deadline the analysis merges every factor (one factor, not factorable, the
+/// deadline named as the coupling), and the product check holds for that verdict too; with
+/// time to spare it finds what [`analyse`] finds. The same holds for a contingent analysis.
+#[test]
+fn an_analysis_past_its_deadline_ends_with_one_factor() {
+    let b = built("parallel_tictactoe.kif");
+    let free = analyse(&b.net);
+    assert_eq!(free.verdict, Verdict::Factorable);
+    let far = analyse_within(&b.net, Instant::now() + std::time::Duration::from_secs(600));
+    assert_eq!(far.factors.len(), free.factors.len());
+    assert!(far.couplings.iter().all(|c| c.by != CoupledBy::Deadline));
+    let cut = analyse_within(&b.net, Instant::now());
+    assert!(matches!(cut.verdict, Verdict::NotFactorable(_)), "{:?}", cut.verdict);
+    assert_eq!(cut.factors.len(), 1);
+    assert!(cut.couplings.iter().any(|c| c.by == CoupledBy::Deadline), "{:?}", cut.couplings);
+
+    let j = built("joined_tictactoe_blocked.kif");
+    let mut m = machine(&j);
+    let s = play(&mut m, &[&["( mark 3 3 3 3 )", "noop"]]);
+    let info = net_info::NetInfo::new(&j.net);
+    let fixed = latch::fixed_from(&j.net, &info, &|x| s.get(x as usize), None);
+    assert_eq!(analyse_until(&j.net, &info, &fixed, None).verdict, Verdict::Factorable);
+    let late = analyse_until(&j.net, &info, &fixed, Some(Instant::now()));
+    assert_eq!(late.factors.len(), 1);
+}
+
 #[test]
 fn parallel_tictactoe_factors_into_two_boards_with_compound_moves() {
     let b = built("parallel_tictactoe.kif");

@@ -40,7 +40,7 @@ use crate::factor::{self, Analysis, Latch, LatchKind, MoveShape, Place, Verdict}
 use crate::machine::StateMachine;
 use crate::propnet::{Net, PnState, PropnetMachine};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The propnet machine seen from one factor (see the module docs).
 #[derive(Debug)]
@@ -414,6 +414,10 @@ pub struct FactoredOptions {
 /// long.
 const CONTINGENT_MAX_MS: f64 = 25.0;
 
+/// A contingent analysis during play is cut (finding no factors) past this many
+/// milliseconds.
+const CONTINGENT_DEADLINE_MS: f64 = 4.0 * CONTINGENT_MAX_MS;
+
 impl FactoredMcts {
     /// A factored search of the game whose optimised network is `net`, with its static
     /// analysis `a`.
@@ -489,8 +493,10 @@ impl FactoredMcts {
         Arc::try_unwrap(self.net).ok()
     }
 
-    /// Re-analyses when the latches held change (contingent factoring).
-    fn recheck(&mut self, state: &PnState) {
+    /// Re-analyses when the latches held change (contingent factoring), within
+    /// [`CONTINGENT_DEADLINE_MS`] and a quarter of the move's time (`until`): an analysis
+    /// cut there finds no factors (never wrong ones) and ends the re-checks for the match.
+    fn recheck(&mut self, state: &PnState, until: Instant) {
         if !self.contingent {
             return;
         }
@@ -501,11 +507,13 @@ impl FactoredMcts {
         }
         self.held = held;
         let t = Instant::now();
+        let deadline = (t + Duration::from_secs_f64(CONTINGENT_DEADLINE_MS / 1000.0))
+            .min(t + until.saturating_duration_since(t) / 4);
         // The analysis runs inside a move: a panic in it ends contingent factoring for the
         // match (logged), never the move.
         let analysed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let fixed = factor::latch::fixed_from(&self.net, &self.info, &|b| state.get(b as usize), Some(&self.iid));
-            let a = factor::analyse_with(&self.net, &self.info, &fixed);
+            let a = factor::analyse_until(&self.net, &self.info, &fixed, Some(deadline));
             let plan = plan_with(&self.net, &self.info, &a, self.opts);
             (fixed, a, plan)
         }));
@@ -550,7 +558,7 @@ impl Search<PropnetMachine> for FactoredMcts {
         role: usize,
         limit: Limit<'_>,
     ) -> Option<Choice<u32>> {
-        self.recheck(state);
+        self.recheck(state, limit.deadline);
         let Some(f) = self.factored.as_mut() else {
             return self.plain.select(machine, state, role, limit);
         };

@@ -586,6 +586,28 @@ fn factor_bounds_the_contingent_search_by_work() {
     assert_eq!(cut["factorable_in"], 0, "{cut}");
 }
 
+/// `factor --deadline-ms`: an analysis past its deadline merges every factor and says so;
+/// within it, the verdict is the one without a deadline.
+#[test]
+fn factor_analysis_past_its_deadline_merges_every_factor() {
+    let report = |extra: &[&str]| {
+        let mut args = vec!["factor", "gdl/parallel_connect4.kif", "--json", "--check", "0", "--contingent", "0"];
+        args.extend_from_slice(extra);
+        let o = factotum(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+        v["report"].take()
+    };
+    let free = report(&[]);
+    assert_eq!(free["factorable"], true, "{free}");
+    assert_eq!(report(&["--deadline-ms", "60000"])["factors"], free["factors"]);
+    let cut = report(&["--deadline-ms", "0"]);
+    assert_eq!(cut["factorable"], false, "{cut}");
+    assert_eq!(cut["factors"].as_array().map(Vec::len), Some(1), "{cut}");
+    let couplings = cut["couplings"].to_string();
+    assert!(couplings.contains("deadline"), "{couplings}");
+}
+
 #[test]
 fn traps_lists_trap_moves_with_refutations() {
     // o to move on x . o / . x . / x . o: B1 and B3 let x complete column A.
