@@ -470,8 +470,9 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut stat, mut cont, mut built, mut bad) = (0, 0, 0, 0);
     let (mut with_latches, mut with_early, mut outcome_bad) = (0, 0, 0);
-    // Contingent searches that ended at their work bound, and at the clock.
-    let mut cut = (0, 0);
+    // Contingent searches that ended at their work bound, and the games whose search the
+    // clock ended (their verdict may depend on the machine's speed: named).
+    let (mut cut_work, mut cut_clock) = (0, Vec::new());
     for (name, c) in &rows {
         let Some(v) = c.json.as_ref().filter(|v| v["ok"].as_bool() == Some(true)) else {
             let why = c.json.as_ref().and_then(|v| v["error"].as_str().map(String::from)).unwrap_or(c.why.clone());
@@ -483,8 +484,8 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
         let kind = r["kind"].as_str().unwrap_or("?");
         let cf = v["contingent"]["factorable_in"].as_u64().unwrap_or(0);
         match v["contingent"]["cut_short_by"].as_str() {
-            Some("work") => cut.0 += 1,
-            Some(_) => cut.1 += 1,
+            Some("work") => cut_work += 1,
+            Some(_) => cut_clock.push(name.as_str()),
             None => {}
         }
         let verdict = match kind {
@@ -566,6 +567,6 @@ pub fn factor_all(dir: &Path, o: &Opts, mem_gib: f64, jobs: usize) -> Result<Exi
             },
         );
     }
-    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts; {} searches ended at their work bound, {} at the clock), {bad} product checks failed; {with_latches} with goal or terminal latches, {with_early} with every goal decided before the end in some sampled playout, {outcome_bad} outcome checks failed", rows.len(), cut.0, cut.1);
+    println!("\n{} games: {built} built, {stat} factor statically, {cont} contingently (in sampled playouts; {cut_work} searches ended at their work bound, {} at the clock{}), {bad} product checks failed; {with_latches} with goal or terminal latches, {with_early} with every goal decided before the end in some sampled playout, {outcome_bad} outcome checks failed", rows.len(), cut_clock.len(), if cut_clock.is_empty() { String::new() } else { format!(": {}", cut_clock.join(", ")) });
     Ok(if bad + outcome_bad > 0 { ExitCode::from(4) } else { ExitCode::SUCCESS })
 }

@@ -1543,7 +1543,7 @@ fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(
             let mut fset: Vec<u32> = moves.iter().flat_map(|(_, a)| a.iter().copied()).collect();
             fset.sort_unstable();
             fset.dedup();
-            if fset.len() > MAX_MOVE_COMPONENT || fset.len() * fset.len() * moves.len() > MAX_MOVE_WORK {
+            if fset.len() > MAX_MOVE_COMPONENT {
                 out.extend(moves);
                 continue;
             }
@@ -1576,6 +1576,12 @@ fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(
             for (x, &k) in fset.iter().enumerate() {
                 pos[k as usize] = x;
             }
+            // Marking the pairs each move changes together costs the squares of its factor
+            // counts (knightazons: moves over many factors at once).
+            if moves.iter().map(|(_, a)| a.len() * a.len()).sum::<usize>() > MAX_MOVE_WORK {
+                out.extend(moves);
+                continue;
+            }
             let mut co = vec![false; m * m];
             let mut at = Vec::new();
             for (_, a) in &moves {
@@ -1586,6 +1592,12 @@ fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(
                         co[x + pos[k as usize]] = true;
                     }
                 }
+            }
+            // The pairs compared below, each over every move.
+            let pairs = (0..m).map(|x| co[x * m + x + 1..(x + 1) * m].iter().filter(|&&c| c).count()).sum::<usize>();
+            if pairs.saturating_mul(moves.len()) > MAX_MOVE_WORK {
+                out.extend(moves);
+                continue;
             }
             let mut g = Uf::new(m);
             for x in 0..m {
@@ -1641,10 +1653,12 @@ fn move_product(factors: &[Factor], multi: Vec<(u32, Vec<u32>)>, out: &mut Vec<(
     }
 }
 
-/// Past this many factors changed together by moves, or this much work (factors squared
-/// times moves) to compare their classes pairwise, they are merged without a closer look.
+/// Past this many factors changed together by moves, or this much work (the squares of the
+/// factor counts of the moves, to mark which factors change together; the pairs of factors
+/// that some move changes together, times moves, to compare their classes pairwise), they
+/// are merged without a closer look.
 const MAX_MOVE_COMPONENT: usize = 512;
-const MAX_MOVE_WORK: usize = 20_000_000;
+const MAX_MOVE_WORK: usize = 10_000_000;
 
 /// Which factors each input is active in (see [`activity`]), and each role's shape.
 fn move_shapes(net: &Net, forms: &[LegalForm], factors: &mut [Factor]) -> Vec<MoveShape> {

@@ -100,6 +100,28 @@ fn parallel_tictactoe_factors_into_two_boards_with_compound_moves() {
     check_product(&b, &a, 60);
 }
 
+/// Pawns move from cell to cell, so a board's cells are coupled by its moves (no product of
+/// per-cell parts), but the compound move is a product of the two boards' parts: two
+/// factors, one board each. The boards' cells are 100 factors changed together by 2,704
+/// moves per role at the first round, which the move check must look at closely (only the
+/// pairs of cells some move changes together are compared).
+#[test]
+fn parallel_breakthrough_factors_into_two_boards_coupled_within() {
+    let b = built("parallel_breakthrough.kif");
+    let a = analyse(&b.net);
+    assert_eq!(a.verdict, Verdict::Factorable, "{:?}", a.couplings.first());
+    assert_eq!(a.factors.len(), 2);
+    assert_eq!(a.shapes, vec![MoveShape::Compound, MoveShape::Compound]);
+    for f in &a.factors {
+        assert_eq!(f.bases.len(), 50);
+        let board: Vec<String> = f.bases.iter().map(|&x| base_name(&b, x)[..8].to_string()).collect();
+        assert!(board.iter().all(|x| *x == board[0]), "{board:?}");
+        assert!(f.in_goals && f.in_terminal);
+    }
+    assert!(a.couplings.iter().any(|c| matches!(c.by, CoupledBy::Moves(_))), "{:?}", a.couplings);
+    check_product(&b, &a, 40);
+}
+
 #[test]
 fn tictactoe_is_one_game_because_lines_share_cells() {
     let b = built("tictactoe.kif");

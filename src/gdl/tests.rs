@@ -493,5 +493,5 @@ fn every_test_game_is_valid() {
             n += 1;
         }
     }
-    assert_eq!(n, 25);
+    assert_eq!(n, 26);
 }
