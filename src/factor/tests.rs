@@ -34,6 +34,12 @@ fn check_product(b: &Built, a: &Analysis, playouts: usize) {
         .unwrap_or_else(|e| panic!("product check: {e}"));
 }
 
+/// Every base of the factor is on one board: its name starts as the first's (`( cell B`).
+fn assert_one_board(b: &Built, f: &Factor) {
+    let board: Vec<String> = f.bases.iter().map(|&x| base_name(b, x)[..8].to_string()).collect();
+    assert!(board.iter().all(|x| *x == board[0]), "{board:?}");
+}
+
 /// Plays the moves (texts per role, in role order) from the initial state.
 fn play(m: &mut PropnetMachine, moves: &[&[&str]]) -> crate::propnet::PnState {
     let mut s = m.initial_state();
@@ -87,9 +93,7 @@ fn parallel_tictactoe_factors_into_two_boards_with_compound_moves() {
     assert_eq!(a.shapes, vec![MoveShape::Compound, MoveShape::Compound]);
     for f in &a.factors {
         assert_eq!(f.bases.len(), 27);
-        // All of one board: `( cell B ...`.
-        let board: Vec<String> = f.bases.iter().map(|&x| base_name(&b, x)[..8].to_string()).collect();
-        assert!(board.iter().all(|x| *x == board[0]), "{board:?}");
+        assert_one_board(&b, f);
         // Each board sees 9 cells marked (plus the noop): 10 classes per role.
         assert_eq!(f.classes[0].len(), 10);
         assert!(f.in_goals && f.in_terminal);
@@ -114,8 +118,7 @@ fn parallel_breakthrough_factors_into_two_boards_coupled_within() {
     assert_eq!(a.shapes, vec![MoveShape::Compound, MoveShape::Compound]);
     for f in &a.factors {
         assert_eq!(f.bases.len(), 50);
-        let board: Vec<String> = f.bases.iter().map(|&x| base_name(&b, x)[..8].to_string()).collect();
-        assert!(board.iter().all(|x| *x == board[0]), "{board:?}");
+        assert_one_board(&b, f);
         assert!(f.in_goals && f.in_terminal);
     }
     assert!(a.couplings.iter().any(|c| matches!(c.by, CoupledBy::Moves(_))), "{:?}", a.couplings);

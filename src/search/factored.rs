@@ -154,9 +154,14 @@ impl FactorMachine {
 
     /// `state` with the frozen bits merged in, in `self.full`.
     fn merge(&mut self, state: &PnState) {
-        self.full.bits.clear();
-        self.full.bits.extend(state.bits.iter().zip(&self.frozen.bits).map(|(a, b)| a | b));
+        merge_into(state, &self.frozen, &mut self.full);
     }
+}
+
+/// `state` with the `frozen` bits merged in, written to `out` (its buffer reused).
+fn merge_into(state: &PnState, frozen: &PnState, out: &mut PnState) {
+    out.bits.clear();
+    out.bits.extend(state.bits.iter().zip(&frozen.bits).map(|(a, b)| a | b));
 }
 
 impl StateMachine for FactorMachine {
@@ -255,8 +260,7 @@ impl StateMachine for FactorMachine {
         let mut whole = std::mem::take(&mut self.starts);
         whole.resize_with(starts.len(), PnState::default);
         for (w, s) in whole.iter_mut().zip(starts) {
-            w.bits.clear();
-            w.bits.extend(s.bits.iter().zip(&self.frozen.bits).map(|(a, b)| a | b));
+            merge_into(s, &self.frozen, w);
         }
         let r = self.inner.batch_playouts(&whole, max_depth, rng, sums, until);
         self.starts = whole;
