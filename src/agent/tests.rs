@@ -25,6 +25,12 @@ fn every_shipped_config_loads() {
     let plain = AgentConfig::load(&root().join("agents/mcts_plain.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert!(check.trap_check && !plain.trap_check);
     assert_eq!((check.threads, check.solver, check.amaf), (plain.threads, plain.solver, plain.amaf));
+    // The pair that measures what watching for factors costs differs in factoring alone.
+    let f = AgentConfig::load(&root().join("agents/mcts_nometa_factors.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let u = AgentConfig::load(&root().join("agents/mcts_nometa_unfactored.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(f.factoring && f.contingent_factoring && !u.factoring && !f.metagame && f.threads == 1);
+    let same = AgentConfig { factoring: true, contingent_factoring: true, name: f.name.clone(), ..u };
+    assert_eq!(format!("{same:?}"), format!("{f:?}"));
 }
 
 #[test]
