@@ -440,8 +440,13 @@ impl FactoredMcts {
         opts: FactoredOptions,
     ) -> FactoredMcts {
         let factor::NetFacts { info, latches } = facts;
-        // What a re-check costs in play: the analysis over facts made once.
-        let contingent = opts.contingent && a.millis <= CONTINGENT_MAX_MS && !latches.is_empty();
+        // What a re-check costs in play: the analysis over facts made once. Fixed latches only
+        // refine factors (their gates turn constant, so the classes of a part of a factor
+        // are no finer than the factor's): where no factor offers any role a choice (queens,
+        // a factor per cell), no re-check can find factors to search apart.
+        let choice = a.verdict != Verdict::Factorable
+            || a.factors.iter().any(|f| (0..net.roles.len()).any(|r| f.choices(r) >= 2));
+        let contingent = opts.contingent && a.millis <= CONTINGENT_MAX_MS && !latches.is_empty() && choice;
         let iid = a.iid.clone();
         let plan = plan_with(&net, &info, &a, opts);
         if let (Err(why), Verdict::Factorable) = (plan, &a.verdict) {
@@ -487,7 +492,8 @@ impl FactoredMcts {
     }
 
     /// Whether the search re-checks its latches during play for contingent factors: asked
-    /// for, latches there are, and the analysis cheap enough ([`CONTINGENT_MAX_MS`]).
+    /// for, latches there are, the analysis cheap enough ([`CONTINGENT_MAX_MS`]), and the
+    /// game whole or some factor offering a choice (fixed latches only refine factors).
     pub fn watches_latches(&self) -> bool {
         self.contingent
     }

@@ -187,6 +187,13 @@ fn factors_without_a_choice_of_their_own_are_searched_whole() {
     assert!(why.contains("single moves"), "{why}");
     let s = m.initial_state();
     assert!(choose(&mut m, &mut f, &s, 0, 50).starts_with("( flip "));
+    // Its latches (a switch once on stays on) can only refine factors that offer no choice,
+    // so contingent factoring does not watch them.
+    let (_, f) = setup_with("switches.kif", FactoredOptions { contingent: true, serial: false, threads: 2 });
+    assert!(!f.latches.is_empty(), "a switch once on stays on");
+    assert!(!f.watches_latches());
+    let (_, f) = setup_with("joined_tictactoe.kif", FactoredOptions { contingent: true, serial: false, threads: 2 });
+    assert!(f.watches_latches(), "one board until the centre is marked");
     // Boards with moves of their own are searched apart.
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/parallel_tictactoe.kif");
     let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
