@@ -195,31 +195,40 @@ impl Formulas {
         go(self, root.0, atom, &mut memo) != root.1
     }
 
-    /// The factors whose atoms a root reads (sorted, without the action-independent part).
-    pub fn factors(&self, root: FRef) -> Vec<u32> {
-        let mut out: Vec<u32> = self.atoms(root).into_iter().filter_map(|(k, _)| k).collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+    /// The factors whose atoms a root reads (sorted, without the action-independent part),
+    /// kept per node in `memo` (for many roots over one DAG).
+    pub fn factors_memo(&self, root: FRef, memo: &mut FactorMemo) -> std::rc::Rc<[u32]> {
+        self.union_memo(root, memo, &|factor, _| factor.into_iter().collect())
     }
 
-    /// [`Formulas::factors`], kept per node in `memo` (for many roots over one DAG).
-    pub fn factors_memo(&self, root: FRef, memo: &mut FactorMemo) -> std::rc::Rc<[u32]> {
+    /// Per node, the union over the atoms under it of `leaf(factor, network node)` (a sorted
+    /// set), kept in `memo` (for many roots over one DAG; one `leaf` per memo).
+    pub(crate) fn union_memo(
+        &self,
+        root: FRef,
+        memo: &mut FactorMemo,
+        leaf: &dyn Fn(Option<u32>, u32) -> Vec<u32>,
+    ) -> std::rc::Rc<[u32]> {
         if memo.sets.len() < self.nodes.len() {
             memo.sets.resize(self.nodes.len(), None);
         }
-        self.factor_set(root.0, memo)
+        self.union_set(root.0, memo, leaf)
     }
 
-    fn factor_set(&self, i: u32, memo: &mut FactorMemo) -> std::rc::Rc<[u32]> {
+    fn union_set(
+        &self,
+        i: u32,
+        memo: &mut FactorMemo,
+        leaf: &dyn Fn(Option<u32>, u32) -> Vec<u32>,
+    ) -> std::rc::Rc<[u32]> {
         if let Some(s) = &memo.sets[i as usize] {
             return s.clone();
         }
         let s: std::rc::Rc<[u32]> = match &self.nodes[i as usize] {
-            FNode::Atom { factor: Some(k), .. } => memo.intern(vec![*k]),
-            FNode::Atom { factor: None, .. } | FNode::Const(_) => memo.intern(Vec::new()),
+            FNode::Atom { factor, node, .. } => memo.intern(leaf(*factor, *node)),
+            FNode::Const(_) => memo.intern(Vec::new()),
             FNode::Gate { kids, .. } => {
-                let sets: Vec<std::rc::Rc<[u32]>> = kids.iter().map(|&(k, _)| self.factor_set(k, memo)).collect();
+                let sets: Vec<std::rc::Rc<[u32]>> = kids.iter().map(|&(k, _)| self.union_set(k, memo, leaf)).collect();
                 // Most gates read what their largest kid reads: that kid's set is shared;
                 // the others' factors not in it are gathered, sorted once and merged in
                 // once (a gate over many small kids costs their sizes, not kids × its size).
@@ -239,30 +248,6 @@ impl Formulas {
         };
         memo.sets[i as usize] = Some(s.clone());
         s
-    }
-
-    /// The network nodes of the atoms under `root`.
-    pub(crate) fn atom_nodes(&self, root: FRef) -> Vec<u32> {
-        self.atoms(root).into_iter().map(|a| a.1).collect()
-    }
-
-    /// The atoms under `root`, each once: (factor, or `None` for the action-independent
-    /// part; network node).
-    fn atoms(&self, root: FRef) -> Vec<(Option<u32>, u32)> {
-        let mut seen: rustc_hash::FxHashSet<u32> = Default::default();
-        let mut out = Vec::new();
-        let mut stack = vec![root.0];
-        while let Some(i) = stack.pop() {
-            if !seen.insert(i) {
-                continue;
-            }
-            match &self.nodes[i as usize] {
-                FNode::Atom { factor, node, .. } => out.push((*factor, *node)),
-                FNode::Gate { kids, .. } => stack.extend(kids.iter().map(|k| k.0)),
-                _ => {}
-            }
-        }
-        out
     }
 
     /// How `root` combines its factors (the factors of nodes kept in `memo`).
@@ -311,7 +296,7 @@ impl Formulas {
     /// ORs), with `iid(node)` deciding action-independent atoms where given (`None`: leave
     /// them as conjuncts) and disjunctions allowed where all but one disjunct is decided
     /// false. `Ok(None)` if decided false; `Err(node)` if it is no conjunction, with the
-    /// first disjunction over several factors found (its factors are [`Formulas::factors`]).
+    /// first disjunction over several factors found (its factors are [`Formulas::factors_memo`]).
     /// `memo` keeps the decided values of gates for one `iid` (a memo per `iid`).
     #[allow(clippy::type_complexity)]
     pub(crate) fn conjuncts(

@@ -535,6 +535,8 @@ pub(crate) fn analyse_until(net: &Net, info: &NetInfo, fixed: &[(u32, bool)], de
         }
         // Gates' decided values per step: formulas are built anew each round.
         let mut gates = Vec::new();
+        // Per formula node: the action-independent bases it reads, and its factors.
+        let mut memos = [formula::FactorMemo::default(), formula::FactorMemo::default()];
         let mut legal_form = Vec::with_capacity(legal.len());
         for (i, &root) in legal.iter().enumerate() {
             if cut_short {
@@ -552,6 +554,7 @@ pub(crate) fn analyse_until(net: &Net, info: &NetInfo, fixed: &[(u32, bool)], de
                 &iid_reads,
                 &mut iid_memo,
                 &mut gates,
+                &mut memos,
             );
             for set in sets {
                 note(CoupledBy::Legal(i as u32), &set, &mut fuf, &mut couplings);
@@ -894,7 +897,9 @@ fn legal_form_of(
     iid_reads: &IidReads,
     memo: &mut rustc_hash::FxHashMap<(usize, u32), V>,
     gates: &mut Vec<Vec<Option<V>>>,
+    memos: &mut [formula::FactorMemo; 2],
 ) -> (LegalForm, Vec<Vec<u32>>) {
+    let [reads_memo, factors_memo] = memos;
     gates.resize_with(traj.len() + 1, Vec::new);
     let first = match f.conjuncts(root, &mut |_, _| V::U, &mut gates[traj.len()]) {
         Ok(None) => return (LegalForm::Never, Vec::new()),
@@ -902,17 +907,17 @@ fn legal_form_of(
         Err(node) => node,
     };
     if traj.is_empty() {
-        return (LegalForm::Coupled, vec![f.factors((first, false))]);
+        return (LegalForm::Coupled, vec![f.factors_memo((first, false), factors_memo).to_vec()]);
     }
     let mut any = false;
     let mut coupling = Vec::new();
     // Steps that agree on the action-independent bases the formula reads give one answer
     // (through any atom: one that reads a factor may read the action-independent part too,
     // and `iid_value` decides it then).
-    let reads = iid_reads.of(f.atom_nodes(root).into_iter().map(|x| x as usize));
+    let reads = iid_reads.of_formula(f, root, reads_memo);
     let mut done: rustc_hash::FxHashSet<Vec<bool>> = Default::default();
     for s in 0..traj.len() {
-        if !done.insert(reads.iter().map(|&b| traj[s][b]).collect()) {
+        if !done.insert(reads.iter().map(|&b| traj[s][b as usize]).collect()) {
             continue;
         }
         let mut tri = |_f: Option<u32>, node: u32| iid_value(net, info, place, ev, traj, memo, s, node);
@@ -925,7 +930,8 @@ fn legal_form_of(
     if !coupling.is_empty() {
         coupling.sort_unstable();
         coupling.dedup();
-        let mut sets: Vec<Vec<u32>> = coupling.into_iter().map(|node| f.factors((node, false))).collect();
+        let mut sets: Vec<Vec<u32>> =
+            coupling.into_iter().map(|node| f.factors_memo((node, false), factors_memo).to_vec()).collect();
         sets.sort();
         sets.dedup();
         (LegalForm::Coupled, sets)
@@ -1027,6 +1033,16 @@ impl IidReads {
             }
         }
         IidReads { set_of, sets }
+    }
+
+    /// The action-independent bases that the atoms of formula `root` read, sorted, kept per
+    /// formula node in `memo` (one per round's formulas): the legality formulas of many
+    /// inputs share their parts (chess_200: a walk of each input's formula took most of its
+    /// 2.7 s analysis).
+    fn of_formula(&self, f: &Formulas, root: FRef, memo: &mut formula::FactorMemo) -> std::rc::Rc<[u32]> {
+        f.union_memo(root, memo, &|_, node| {
+            self.sets[self.set_of[node as usize] as usize].iter().map(|&b| b as u32).collect()
+        })
     }
 
     /// The action-independent bases in the cones of `nodes`, sorted.
