@@ -21,6 +21,16 @@ fn every_shipped_config_loads() {
         assert_eq!(cfg.kind, kind);
         assert_eq!(cfg.margin_s, 2.5);
     }
+    // Every configuration in agents/ loads (tournaments name them by path).
+    let mut n = 0;
+    for e in std::fs::read_dir(root().join("agents")).expect("agents/") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            AgentConfig::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 30, "{n} agents");
     let check = AgentConfig::load(&root().join("agents/mcts_trapcheck.toml")).unwrap_or_else(|e| panic!("{e}"));
     let plain = AgentConfig::load(&root().join("agents/mcts_plain.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert!(check.trap_check && !plain.trap_check);
