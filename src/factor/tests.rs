@@ -668,3 +668,35 @@ fn legality_per_step_sees_the_turn_inside_factor_atoms() {
     );
     assert!(matches!(a.verdict, Verdict::NotFactorable(_)), "{:?}", a.verdict);
 }
+
+/// Factor sets as bit sets per formula node (where every factor is below 1024) and as lists
+/// give the same sets, and the same goal and terminal term sets, on every root of games with
+/// 2 to 4 factors.
+#[test]
+fn factor_sets_as_bit_sets_and_as_lists_agree() {
+    for (file, factors) in [("parallel_tictactoe.kif", 2), ("parallel_breakthrough.kif", 2), ("switches.kif", 4)] {
+        let b = built(file);
+        let a = analyse(&b.net);
+        assert_eq!(a.factors.len(), factors, "{file}");
+        let f = &a.formulas;
+        let (mut bits, mut lists) = (formula::FactorMemo::default(), formula::FactorMemo::lists());
+        let roots: Vec<FRef> =
+            a.legal.iter().copied().chain(a.goals.iter().flatten().map(|g| g.1)).chain([a.terminal]).collect();
+        let mut spanning = 0;
+        for &r in &roots {
+            let x = f.factors_memo(r, &mut bits);
+            assert_eq!(x, f.factors_memo(r, &mut lists), "{file}");
+            spanning += usize::from(x.len() >= 2);
+        }
+        assert!(spanning > 0, "{file}: some root reads two factors");
+        for &(_, r) in a.goals.iter().flatten().chain([&(None, a.terminal)]) {
+            let mut tb = formula::TermMemo::new(formula::MAX_TERM_WORK);
+            let mut tl = formula::TermMemo::new(formula::MAX_TERM_WORK);
+            tl.factors = formula::FactorMemo::lists();
+            let (mut sb, mut sl) = (Vec::new(), Vec::new());
+            f.term_sets(r, &mut tb, &mut sb);
+            f.term_sets(r, &mut tl, &mut sl);
+            assert_eq!(sb, sl, "{file}");
+        }
+    }
+}
