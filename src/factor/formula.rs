@@ -280,22 +280,22 @@ impl Formulas {
         if memo.masked[i as usize] {
             return;
         }
-        let mut acc = [0u64; MASK_FACTORS / 64];
+        // The node's words are zero until now, and no kid reaches it (a DAG): its kids' sets
+        // are or-ed in in place, so a frame of this recursion holds no set.
+        let at = i as usize * words;
         match &self.nodes[i as usize] {
-            FNode::Atom { factor: Some(k), .. } => acc[*k as usize / 64] |= 1 << (k % 64),
+            FNode::Atom { factor: Some(k), .. } => memo.masks[at + *k as usize / 64] |= 1 << (k % 64),
             FNode::Atom { factor: None, .. } | FNode::Const(_) => {}
             FNode::Gate { kids, .. } => {
                 for &(k, _) in kids {
                     self.mask_set(k, words, memo);
-                    let at = k as usize * words;
-                    for (a, m) in acc.iter_mut().zip(&memo.masks[at..at + words]) {
-                        *a |= m;
+                    let from = k as usize * words;
+                    for j in 0..words {
+                        memo.masks[at + j] |= memo.masks[from + j];
                     }
                 }
             }
         }
-        let at = i as usize * words;
-        memo.masks[at..at + words].copy_from_slice(&acc[..words]);
         memo.masked[i as usize] = true;
     }
 
