@@ -227,9 +227,7 @@ impl Formulas {
             return s;
         }
         let w = memo.words.unwrap_or(0);
-        let list: Vec<u32> =
-            (0..64 * w as u32).filter(|&k| memo.masks[at + k as usize / 64] >> (k % 64) & 1 == 1).collect();
-        let s: std::rc::Rc<[u32]> = std::rc::Rc::from(list);
+        let s: std::rc::Rc<[u32]> = std::rc::Rc::from(<Vec<u32> as TermSet>::of_words(&memo.masks[at..at + w]));
         if memo.sets.len() < self.nodes.len() {
             memo.sets.resize(self.nodes.len(), None);
         }
@@ -518,11 +516,7 @@ impl Formulas {
     ) {
         memo.resize(self.nodes.len(), None);
         let t = self.terms(root, memo, fmemo, work);
-        out.extend(
-            t.iter()
-                .filter(|x| x.size() >= 2)
-                .map(|x| (0..64 * W as u32).filter(|&k| x[k as usize / 64] >> (k % 64) & 1 == 1).collect()),
-        );
+        out.extend(t.iter().filter(|x| x.size() >= 2).map(|x| <Vec<u32> as TermSet>::of_words(x)));
     }
 
     fn terms<T: TermSet>(
