@@ -55,6 +55,9 @@ pub struct AgentConfig {
     pub kind: Kind,
     /// UCB exploration constant (rewards in 0..=1).
     pub exploration: f64,
+    /// The exploration constant where AMAF statistics are on (`amaf`, or a meta-gaming
+    /// candidate such as `random+grave`); unset: `exploration`.
+    pub amaf_exploration: Option<f64>,
     /// Seconds kept back from each clock for messaging and slack.
     pub margin_s: f64,
     /// Search threads: MCTS with more than one searches as `parallel` says.
@@ -203,6 +206,7 @@ impl Default for AgentConfig {
             rave_bias: MctsConfig::default().rave_bias,
             grave_ref: MctsConfig::default().grave_ref,
             killer_window: MctsConfig::default().killer_window,
+            amaf_exploration: None,
             solver: true,
             sim_rho: MctsConfig::default().sim_rho,
             sim_visits: MctsConfig::default().sim_visits,
@@ -236,6 +240,9 @@ impl AgentConfig {
         let cfg: AgentConfig = toml::from_str(text).map_err(|e| e.to_string())?;
         if !(cfg.exploration.is_finite() && cfg.exploration >= 0.0) {
             return Err(format!("exploration must be a finite number >= 0, not {}", cfg.exploration));
+        }
+        if let Some(e) = cfg.amaf_exploration.filter(|e| !(e.is_finite() && *e >= 0.0)) {
+            return Err(format!("amaf_exploration must be a finite number >= 0, not {e}"));
         }
         if !(cfg.margin_s.is_finite() && cfg.margin_s >= 0.0) {
             return Err(format!("margin_s must be a finite number >= 0, not {}", cfg.margin_s));
@@ -291,6 +298,16 @@ impl AgentConfig {
         if cfg.metagame_candidates.is_empty() {
             return Err("metagame_candidates must name at least one candidate".into());
         }
+        if let Some(c) = cfg.metagame_candidates.iter().find(|c| c.amaf.is_some_and(|a| a != Amaf::Off)) {
+            if c.playout == Playout::Batch {
+                return Err(format!("metagame_candidates: {c}: batched playouts gather no AMAF statistics"));
+            }
+            if cfg.parallel == Parallel::Tree {
+                return Err(format!(
+                    "metagame_candidates: {c}: parallel = \"tree\": helper threads gather no AMAF statistics"
+                ));
+            }
+        }
         if let Some(c) = cfg
             .metagame_candidates
             .iter()
@@ -316,6 +333,7 @@ impl AgentConfig {
     fn mcts(&self, seed: u64) -> MctsConfig {
         MctsConfig {
             exploration: self.exploration,
+            amaf_exploration: self.amaf_exploration.unwrap_or(self.exploration),
             node_budget: self.node_budget,
             seed,
             max_playout_depth: self.playout_depth,
@@ -354,7 +372,10 @@ impl AgentConfig {
     /// Carlo's are `random`; `none` for the agents that play none.
     pub fn playout_name(&self) -> String {
         match self.kind {
-            Kind::Mcts => Candidate { playout: self.playout, decisive: self.decisive }.to_string(),
+            Kind::Mcts => {
+                let amaf = (self.amaf != Amaf::Off).then_some(self.amaf);
+                Candidate { playout: self.playout, decisive: self.decisive, amaf }.to_string()
+            }
             Kind::Flatmc => "random".into(),
             Kind::Random | Kind::First => "none".into(),
         }
@@ -1003,7 +1024,12 @@ fn chosen_config<M: StateMachine + Clone + Send + 'static>(
                 ms = trial.millis,
                 "meta-gaming: playout policy chosen by self-play"
             );
-            AgentConfig { playout: trial.chosen.playout, decisive: trial.chosen.decisive, ..cfg.clone() }
+            AgentConfig {
+                playout: trial.chosen.playout,
+                decisive: trial.chosen.decisive,
+                amaf: trial.chosen.amaf.unwrap_or(cfg.amaf),
+                ..cfg.clone()
+            }
         }
         _ => cfg.clone(),
     }

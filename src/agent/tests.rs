@@ -41,6 +41,20 @@ fn every_shipped_config_loads() {
     assert!(f.factoring && f.contingent_factoring && !u.factoring && !f.metagame && f.threads == 1);
     let same = AgentConfig { factoring: true, contingent_factoring: true, name: f.name.clone(), ..u };
     assert_eq!(format!("{same:?}"), format!("{f:?}"));
+    // GRAVE gated per game is plain MCTS with meta-gaming between plain UCT and GRAVE.
+    let g = AgentConfig::load(&root().join("agents/mcts_grave_gated.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(g.metagame_candidates.iter().map(|c| c.to_string()).collect::<Vec<_>>(), ["random", "random+grave"]);
+    assert!(g.metagame && g.amaf == Amaf::Off && g.amaf_exploration == Some(0.25));
+    let same = AgentConfig {
+        name: plain.name.clone(),
+        metagame: false,
+        metagame_candidates: plain.metagame_candidates.clone(),
+        amaf_exploration: None,
+        rave_bias: plain.rave_bias,
+        grave_ref: plain.grave_ref,
+        ..g
+    };
+    assert_eq!(format!("{same:?}"), format!("{plain:?}"));
 }
 
 #[test]
@@ -72,6 +86,18 @@ fn bad_configs_are_errors() {
     assert_eq!(two.metagame_candidates, [Candidate::ALL[4], Candidate::ALL[2]]);
     assert!(AgentConfig::parse("metagame_candidates = []").is_err());
     assert!(AgentConfig::parse("metagame_candidates = [\"mast\", \"mast\"]").is_err());
+    let gated = AgentConfig::parse(
+        "metagame = true\nmetagame_candidates = [\"random\", \"random+grave\"]\namaf_exploration = 0.25",
+    )
+    .expect("an AMAF candidate");
+    assert_eq!(gated.metagame_candidates[1].amaf, Some(Amaf::Grave));
+    let m = gated.mcts_config(1);
+    assert_eq!((m.exploration, m.amaf_exploration, m.amaf), (0.7, 0.25, Amaf::Off));
+    assert_eq!(AgentConfig::parse("exploration = 0.4").unwrap().mcts_config(1).amaf_exploration, 0.4);
+    assert!(AgentConfig::parse("amaf_exploration = -1").unwrap_err().contains("amaf_exploration"));
+    let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\nmetagame_candidates = [\"random\", \"mast+grave\"]")
+        .unwrap_err();
+    assert!(e.contains("mast+grave") && e.contains("tree"), "{e}");
     let e = AgentConfig::parse("metagame_candidates = [\"batch+decisive\"]").unwrap_err();
     assert!(e.contains("one of"), "{e}");
     let d = AgentConfig::parse("").expect("all defaults");

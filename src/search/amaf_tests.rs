@@ -230,3 +230,22 @@ fn similar_with_rho_above_one_is_rave() {
     assert_eq!(a.root_stats(1), b.root_stats(1));
     assert_eq!(a.tree_size(), b.tree_size());
 }
+
+/// With AMAF on, UCB's bonus is `amaf_exploration`, not `exploration`: a huge bonus spreads
+/// the root's visits over its moves, none concentrates them on the best.
+#[test]
+fn amaf_searches_use_their_own_exploration_constant() {
+    let spread = |exploration: f64, amaf_exploration: f64| {
+        let mut m = propnet("tictactoe.kif");
+        let s = m.initial_state();
+        let mut t = Mcts::new(MctsConfig { exploration, amaf_exploration, ..config(Amaf::Grave) });
+        t.select(&mut m, &s, 0, Limit::iterations(3000));
+        let root = &t.nodes[t.root as usize];
+        let n: Vec<u32> = (root.offs[0] as usize..root.offs[1] as usize).map(|i| root.n[i]).collect();
+        (*n.iter().max().unwrap() as f64) / (*n.iter().min().unwrap()).max(1) as f64
+    };
+    let wide = spread(0.0, 100.0);
+    let narrow = spread(100.0, 0.0);
+    assert!(wide < 1.5, "a bonus of 100 visits every move alike: max/min {wide}");
+    assert!(narrow > 5.0, "no bonus: the visits go to the best moves: max/min {narrow}");
+}

@@ -128,6 +128,9 @@ pub enum Playout {
 pub struct MctsConfig {
     /// UCB exploration constant (rewards are in 0..=1).
     pub exploration: f64,
+    /// The exploration constant when `amaf` is not off: AMAF statistics explore by
+    /// themselves, and Cazenave's GRAVE plays with little or no UCB bonus.
+    pub amaf_exploration: f64,
     /// Most nodes kept in the tree.
     pub node_budget: usize,
     pub seed: u64,
@@ -205,6 +208,7 @@ impl Default for MctsConfig {
     fn default() -> Self {
         MctsConfig {
             exploration: 0.7,
+            amaf_exploration: 0.7,
             node_budget: 200_000,
             seed: 1,
             max_playout_depth: 1000,
@@ -944,8 +948,8 @@ impl<M: StateMachine> Mcts<M> {
     /// `path_moves`, the moves to `joint`; returns the joint code.
     /// With GRAVE, each role's AMAF statistics are read at its reference node.
     fn select_joint(&mut self, ni: usize) -> u64 {
-        let c = self.cfg.exploration;
         let (amaf, bias) = (self.cfg.amaf, self.cfg.rave_bias);
+        let c = if amaf == Amaf::Off { self.cfg.exploration } else { self.cfg.amaf_exploration };
         let ln = ((self.nodes[ni].visits.max(1)) as f64).ln();
         self.joint.clear();
         let mut code = 0u64;

@@ -7,7 +7,10 @@
 //! playouts and a slower-growing tree, worthless where the batch machine is no faster), and
 //! for random and MAST whether decisive and anti-decisive moves override it
 //! ([`crate::machine::decisive`]: ten to forty times slower playouts that take and block
-//! immediate wins, which wins connect four and loses breakthrough).
+//! immediate wins, which wins connect four and loses breakthrough); and, where the agent
+//! lists such candidates, whether the search keeps AMAF statistics (`random+grave`: GRAVE
+//! wins pentago, nineBoardTicTacToe and atariGo against plain UCT and loses connect four
+//! and breakthrough, `matches/amaf`).
 //!
 //! The candidates (the agent's list, those the engine can play) play each other on the
 //! engine the agent will use, in turn by pairs (a round robin), roles rotated from game to
@@ -18,7 +21,7 @@
 //! than [`MIN_GAMES`] games fit in the time, the first candidate (the agent's default)
 //! stays.
 
-use super::mcts::{Mcts, MctsConfig, Playout};
+use super::mcts::{Amaf, Mcts, MctsConfig, Playout};
 use super::{Limit, Search};
 use crate::machine::decisive::{decisive_playout, DecisiveBuffers, DecisiveCounts};
 use crate::machine::{PlayoutBuffers, StateMachine, Uniform};
@@ -31,24 +34,29 @@ const MOVE_TIME: (Duration, Duration) = (Duration::from_millis(2), Duration::fro
 /// Joint moves a self-play game may last before it is scored as it stands.
 const MAX_PLIES: usize = 1000;
 
-/// A playout meta-gaming may choose: a policy, with or without decisive moves. Written
-/// `random`, `mast`, `batch`, `random+decisive`, `mast+decisive` (agent key
-/// `metagame_candidates`); batched playouts have no decisive moves.
+/// A playout meta-gaming may choose: a policy, with or without decisive moves, and with
+/// or without AMAF statistics. Written `random`, `mast`, `batch`, `random+decisive`,
+/// `mast+decisive`, each optionally followed by `+rave`, `+grave`, `+killer` or `+similar`
+/// (agent key `metagame_candidates`): `random+grave` is random playouts under GRAVE, which
+/// makes meta-gaming the per-game gate on AMAF that Sancho has (AMAF wins some games and
+/// loses others: `matches/amaf`). Batched playouts have neither decisive moves nor AMAF.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Candidate {
     pub playout: Playout,
     pub decisive: bool,
+    /// The AMAF statistics the candidate searches with; `None`: the agent's own `amaf`.
+    pub amaf: Option<Amaf>,
 }
 
 impl Candidate {
-    /// Every candidate, in the order of the default list.
+    /// Every playout, in the order of the default list, with the agent's own AMAF.
     pub const ALL: [Candidate; 5] = [
-        Candidate { playout: Playout::Random, decisive: false },
-        Candidate { playout: Playout::Mast, decisive: false },
-        Candidate { playout: Playout::Batch, decisive: false },
-        Candidate { playout: Playout::Random, decisive: true },
-        Candidate { playout: Playout::Mast, decisive: true },
+        Candidate { playout: Playout::Random, decisive: false, amaf: None },
+        Candidate { playout: Playout::Mast, decisive: false, amaf: None },
+        Candidate { playout: Playout::Batch, decisive: false, amaf: None },
+        Candidate { playout: Playout::Random, decisive: true, amaf: None },
+        Candidate { playout: Playout::Mast, decisive: true, amaf: None },
     ];
 
     /// The default list: the policies without decisive moves. Self-play at a few
@@ -58,11 +66,15 @@ impl Candidate {
     /// agent lists them.
     pub const DEFAULT: [Candidate; 3] = [Candidate::ALL[0], Candidate::ALL[1], Candidate::ALL[2]];
 
-    /// The search options `base` with this candidate's playout.
+    /// The search options `base` with this candidate's playout (and AMAF, if it names one).
     pub fn apply(self, base: MctsConfig) -> MctsConfig {
-        MctsConfig { playout: self.playout, decisive: self.decisive, ..base }
+        MctsConfig { playout: self.playout, decisive: self.decisive, amaf: self.amaf.unwrap_or(base.amaf), ..base }
     }
 }
+
+/// The AMAF modes a candidate may name (`Amaf::Off` is written by leaving the suffix out).
+const AMAF_NAMES: [(&str, Amaf); 4] =
+    [("rave", Amaf::Rave), ("grave", Amaf::Grave), ("killer", Amaf::Killer), ("similar", Amaf::Similar)];
 
 impl std::fmt::Display for Candidate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -71,17 +83,34 @@ impl std::fmt::Display for Candidate {
             Playout::Mast => "mast",
             Playout::Batch => "batch",
         };
-        write!(f, "{p}{}", if self.decisive { "+decisive" } else { "" })
+        write!(f, "{p}{}", if self.decisive { "+decisive" } else { "" })?;
+        match AMAF_NAMES.iter().find(|(_, a)| Some(*a) == self.amaf) {
+            Some((name, _)) => write!(f, "+{name}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl TryFrom<String> for Candidate {
     type Error = String;
     fn try_from(s: String) -> Result<Candidate, String> {
-        Candidate::ALL.into_iter().find(|c| c.to_string() == s.trim()).ok_or_else(|| {
+        let unknown = || {
             let all: Vec<String> = Candidate::ALL.iter().map(|c| c.to_string()).collect();
-            format!("unknown meta-gaming candidate {s:?}: one of {}", all.join(", "))
-        })
+            format!(
+                "unknown meta-gaming candidate {s:?}: one of {}, each optionally followed by +rave, +grave, +killer or +similar",
+                all.join(", ")
+            )
+        };
+        let text = s.trim();
+        let (head, amaf) = match AMAF_NAMES.iter().find(|(name, _)| text.ends_with(&format!("+{name}"))) {
+            Some((name, a)) => (&text[..text.len() - name.len() - 1], Some(*a)),
+            None => (text, None),
+        };
+        let base = Candidate::ALL.into_iter().find(|c| c.to_string() == head).ok_or_else(unknown)?;
+        if amaf.is_some() && base.playout == Playout::Batch {
+            return Err(format!("meta-gaming candidate {s:?}: batched playouts gather no AMAF statistics"));
+        }
+        Ok(Candidate { amaf, ..base })
     }
 }
 
@@ -152,7 +181,7 @@ where
     let t0 = Instant::now();
     let mut candidates = candidates(machine, allowed);
     if candidates.is_empty() {
-        candidates.push(Candidate { playout: base.playout, decisive: base.decisive });
+        candidates.push(Candidate { playout: base.playout, decisive: base.decisive, amaf: None });
     }
     let mut m = machine.clone();
     let roles = m.roles().len();
@@ -332,7 +361,7 @@ impl Gate {
         let mut out: Vec<Candidate> = Vec::new();
         for c in allowed {
             let playout = if c.playout == Playout::Batch { Playout::Random } else { c.playout };
-            let d = Candidate { playout, decisive: true };
+            let d = Candidate { playout, decisive: true, amaf: c.amaf };
             if !out.contains(&d) {
                 out.push(d);
             }
@@ -531,6 +560,43 @@ mod tests {
         assert_eq!(Candidate::ALL[4].to_string(), "mast+decisive");
         let e = Candidate::try_from("batch+decisive".to_string()).unwrap_err();
         assert!(e.contains("random+decisive"), "{e}");
+        // An AMAF suffix names the candidate's AMAF statistics; without one, the agent's own.
+        let grave = Candidate::try_from("random+grave".to_string()).expect("random+grave");
+        assert_eq!(grave, Candidate { amaf: Some(Amaf::Grave), ..Candidate::ALL[0] });
+        assert_eq!(grave.to_string(), "random+grave");
+        let md = Candidate::try_from(" mast+decisive+rave".to_string()).expect("mast+decisive+rave");
+        assert_eq!(md, Candidate { amaf: Some(Amaf::Rave), ..Candidate::ALL[4] });
+        assert_eq!(Candidate::try_from(md.to_string()), Ok(md));
+        for bad in ["batch+grave", "random+off", "grave", "random+grave+decisive", "random+grave+grave"] {
+            assert!(Candidate::try_from(bad.to_string()).is_err(), "{bad}");
+        }
+        assert!(Candidate::try_from("random+ grave".to_string()).unwrap_err().contains("+grave"));
+        // Applied: the suffix sets the search's AMAF, no suffix keeps the base's.
+        let base = MctsConfig { amaf: Amaf::Killer, ..MctsConfig::default() };
+        assert_eq!(grave.apply(base).amaf, Amaf::Grave);
+        assert_eq!(Candidate::ALL[0].apply(base).amaf, Amaf::Killer);
+    }
+
+    /// An AMAF candidate plays the round robin against plain UCT: each side plays every game,
+    /// the gate keeps a candidate's AMAF when it adds decisive moves, and the choice is the
+    /// better mean.
+    #[test]
+    fn amaf_candidates_play_against_plain_uct() {
+        let m = propnet("connect4.kif", false);
+        let grave = Candidate { amaf: Some(Amaf::Grave), ..Candidate::ALL[0] };
+        let two = [Candidate::ALL[0], grave];
+        let t = choose_playout(&m, MctsConfig::default(), &two, 1, Instant::now() + Duration::from_millis(2000));
+        assert!(t.games >= MIN_GAMES, "{t:?}");
+        assert_eq!((t.score[0].1, t.score[1].1), (t.games, t.games), "{t:?}");
+        assert!((t.mean(0) + t.mean(1) - 1.0).abs() < 1e-9, "{t:?}");
+        let better = if t.mean(1) > t.mean(0) { grave } else { Candidate::ALL[0] };
+        assert_eq!(t.chosen, better, "{t:?}");
+        assert!(t.summary().contains("random+grave"), "{}", t.summary());
+        let open = Gate { on: true, ..decisive_gate(&m, 1, Instant::now()) };
+        assert_eq!(
+            open.candidates(&two),
+            [Candidate::ALL[3], Candidate { amaf: Some(Amaf::Grave), ..Candidate::ALL[3] }]
+        );
     }
 
     /// With decisive candidates, the round robin covers all five (the batch machine is
