@@ -298,10 +298,8 @@ impl AgentConfig {
         if cfg.metagame_candidates.is_empty() {
             return Err("metagame_candidates must name at least one candidate".into());
         }
-        if let Some(c) = cfg.metagame_candidates.iter().find(|c| c.amaf.is_some_and(|a| a != Amaf::Off)) {
-            if c.playout == Playout::Batch {
-                return Err(format!("metagame_candidates: {c}: batched playouts gather no AMAF statistics"));
-            }
+        // (`Candidate`'s parser already refuses AMAF with batched playouts.)
+        if let Some(c) = cfg.metagame_candidates.iter().find(|c| c.amaf.is_some()) {
             if cfg.parallel == Parallel::Tree {
                 return Err(format!(
                     "metagame_candidates: {c}: parallel = \"tree\": helper threads gather no AMAF statistics"

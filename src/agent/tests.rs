@@ -98,6 +98,8 @@ fn bad_configs_are_errors() {
     let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\nmetagame_candidates = [\"random\", \"mast+grave\"]")
         .unwrap_err();
     assert!(e.contains("mast+grave") && e.contains("tree"), "{e}");
+    let e = AgentConfig::parse("metagame_candidates = [\"random\", \"batch+grave\"]").unwrap_err();
+    assert!(e.contains("batch+grave") && e.contains("AMAF"), "{e}");
     let e = AgentConfig::parse("metagame_candidates = [\"batch+decisive\"]").unwrap_err();
     assert!(e.contains("one of"), "{e}");
     let d = AgentConfig::parse("").expect("all defaults");
