@@ -6,7 +6,7 @@
 use factotum::gdl::Game;
 use factotum::machine::StateMachine;
 use factotum::propnet::{self, Budget};
-use factotum::search::mcts::{MctsConfig, Playout};
+use factotum::search::mcts::{Amaf, MctsConfig, Playout};
 use factotum::search::{Limit, Search, TreeParallelMcts};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -39,11 +39,16 @@ fn tree_parallel_iterations_allocate_nothing_on_any_thread() {
     let game = Game::load(&root.join("gdl").join("connect4.kif")).unwrap();
     let (mut m, _) = propnet::build_with(&game, &Budget::default(), true).unwrap();
     let s = m.initial_state();
-    for (playout, decisive) in
-        [(Playout::Random, false), (Playout::Mast, false), (Playout::Batch, false), (Playout::Random, true)]
-    {
+    for (playout, decisive, amaf) in [
+        (Playout::Random, false, Amaf::Off),
+        (Playout::Mast, false, Amaf::Off),
+        (Playout::Batch, false, Amaf::Off),
+        (Playout::Random, true, Amaf::Off),
+        // The helper records its playouts' moves for GRAVE, the main thread counts them.
+        (Playout::Random, false, Amaf::Grave),
+    ] {
         // A one-node tree: every descent ends at the root's child, and nothing is added.
-        let cfg = MctsConfig { node_budget: 1, playout, decisive, ..MctsConfig::default() };
+        let cfg = MctsConfig { node_budget: 1, playout, decisive, amaf, ..MctsConfig::default() };
         let mut t = TreeParallelMcts::new(cfg, 2);
         // Warm-up: buffers reach their sizes, and the channels' waiting is set up on both
         // threads (a thread's first wait on a channel allocates once; MAST's search has once
@@ -68,11 +73,11 @@ fn tree_parallel_iterations_allocate_nothing_on_any_thread() {
         };
         let small = fewest(400);
         let large = fewest(32000);
-        assert!(t.tree().helper_playouts() > 0, "{playout:?}: the helper played");
+        assert!(t.tree().helper_playouts() > 0, "{playout:?} {amaf:?}: the helper played");
         assert_eq!(t.tree().tree_size(), 1);
         assert!(
             large <= small + 2,
-            "{playout:?} decisive {decisive}: {small} allocations per call at 400 iterations, \
+            "{playout:?} decisive {decisive} {amaf:?}: {small} allocations per call at 400 iterations, \
              {large} at 32000"
         );
     }

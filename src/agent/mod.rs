@@ -292,17 +292,20 @@ impl AgentConfig {
         if cfg.decisive_gate && !cfg.metagame {
             return Err("decisive_gate is part of meta-gaming: it needs metagame = true".into());
         }
-        if cfg.parallel == Parallel::Tree && cfg.amaf != Amaf::Off {
-            return Err("parallel = \"tree\": helper threads gather no AMAF statistics: it needs amaf = \"off\"".into());
+        if cfg.parallel == Parallel::Tree && cfg.amaf == Amaf::Similar {
+            return Err(
+                "parallel = \"tree\": helper threads gather no similarity-guided AMAF statistics: it needs another amaf"
+                    .into(),
+            );
         }
         if cfg.metagame_candidates.is_empty() {
             return Err("metagame_candidates must name at least one candidate".into());
         }
         // (`Candidate`'s parser already refuses AMAF with batched playouts.)
-        if let Some(c) = cfg.metagame_candidates.iter().find(|c| c.amaf.is_some()) {
+        if let Some(c) = cfg.metagame_candidates.iter().find(|c| c.amaf == Some(Amaf::Similar)) {
             if cfg.parallel == Parallel::Tree {
                 return Err(format!(
-                    "metagame_candidates: {c}: parallel = \"tree\": helper threads gather no AMAF statistics"
+                    "metagame_candidates: {c}: parallel = \"tree\": helper threads gather no similarity-guided AMAF statistics"
                 ));
             }
         }

@@ -55,6 +55,40 @@ fn every_shipped_config_loads() {
         ..g
     };
     assert_eq!(format!("{same:?}"), format!("{plain:?}"));
+    // Similarity-guided GRAVE with the small bonus is GRAVE with the small bonus but for the
+    // sharing (amaf = "similar" and its parameters, as mcts_similar.toml's).
+    let low = AgentConfig::load(&root().join("agents/mcts_grave_low.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let sim = AgentConfig::load(&root().join("agents/mcts_similar_low.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let similar = AgentConfig::load(&root().join("agents/mcts_similar.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sim.amaf == Amaf::Similar && !sim.trap_hints && low.amaf == Amaf::Grave);
+    assert_eq!(
+        (sim.sim_rho, sim.sim_depth, sim.sim_visits, sim.sim_share),
+        (similar.sim_rho, similar.sim_depth, similar.sim_visits, similar.sim_share)
+    );
+    let same = AgentConfig {
+        name: low.name.clone(),
+        amaf: Amaf::Grave,
+        sim_rho: low.sim_rho,
+        sim_depth: low.sim_depth,
+        sim_visits: low.sim_visits,
+        sim_share: low.sim_share,
+        ..sim
+    };
+    assert_eq!(format!("{same:?}"), format!("{low:?}"));
+    // The main agent with GRAVE among its candidates differs from it in those keys alone.
+    let main = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mg = AgentConfig::load(&root().join("agents/mcts_meta_grave.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mg.metagame_candidates.last().and_then(|c| c.amaf), Some(Amaf::Grave));
+    assert_eq!(mg.metagame_candidates[..mg.metagame_candidates.len() - 1], main.metagame_candidates[..]);
+    let same = AgentConfig {
+        name: main.name.clone(),
+        metagame_candidates: main.metagame_candidates.clone(),
+        amaf_exploration: main.amaf_exploration,
+        rave_bias: main.rave_bias,
+        grave_ref: main.grave_ref,
+        ..mg
+    };
+    assert_eq!(format!("{same:?}"), format!("{main:?}"));
 }
 
 #[test]
@@ -95,9 +129,13 @@ fn bad_configs_are_errors() {
     assert_eq!((m.exploration, m.amaf_exploration, m.amaf), (0.7, 0.25, Amaf::Off));
     assert_eq!(AgentConfig::parse("exploration = 0.4").unwrap().mcts_config(1).amaf_exploration, 0.4);
     assert!(AgentConfig::parse("amaf_exploration = -1").unwrap_err().contains("amaf_exploration"));
-    let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\nmetagame_candidates = [\"random\", \"mast+grave\"]")
-        .unwrap_err();
-    assert!(e.contains("mast+grave") && e.contains("tree"), "{e}");
+    // Tree-parallel helpers gather RAVE, GRAVE and killer-RAVE statistics, not similarity-guided ones.
+    let tree = "threads = 2\nparallel = \"tree\"\nmetagame_candidates = ";
+    let ok =
+        AgentConfig::parse(&format!("{tree}[\"random\", \"mast+grave\", \"random+killer\"]")).expect("tree + grave");
+    assert_eq!(ok.metagame_candidates[1].amaf, Some(Amaf::Grave));
+    let e = AgentConfig::parse(&format!("{tree}[\"random\", \"mast+similar\"]")).unwrap_err();
+    assert!(e.contains("mast+similar") && e.contains("tree"), "{e}");
     let e = AgentConfig::parse("metagame_candidates = [\"random\", \"batch+grave\"]").unwrap_err();
     assert!(e.contains("batch+grave") && e.contains("AMAF"), "{e}");
     let e = AgentConfig::parse("metagame_candidates = [\"batch+decisive\"]").unwrap_err();
@@ -113,7 +151,11 @@ fn bad_configs_are_errors() {
     assert_eq!(d.parallel, Parallel::Root);
     assert_eq!(AgentConfig::parse("threads = 2\nparallel = \"tree\"").map(|c| c.parallel), Ok(Parallel::Tree));
     assert!(AgentConfig::parse("parallel = \"leaf\"").is_err());
-    let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\namaf = \"grave\"").unwrap_err();
+    assert_eq!(
+        AgentConfig::parse("threads = 2\nparallel = \"tree\"\namaf = \"grave\"").map(|c| c.amaf),
+        Ok(Amaf::Grave)
+    );
+    let e = AgentConfig::parse("threads = 2\nparallel = \"tree\"\namaf = \"similar\"").unwrap_err();
     assert!(e.contains("amaf"), "{e}");
 }
 

@@ -389,7 +389,7 @@ pub struct Mcts<M: StateMachine> {
     mast: MastState,
     batch: BatchState<M>,
     /// Tree-parallel search's helper threads ([`TreeParallelMcts`]), once started.
-    helpers: Option<parallel::Helpers<M::State>>,
+    helpers: Option<parallel::Helpers<M::State, M::Move>>,
 }
 
 /// Leaf batching's pending descents and reused buffers (see [`Playout::Batch`]).
@@ -1098,17 +1098,19 @@ impl<M: StateMachine> Mcts<M> {
         a.pos_of[role] = (refn as u32, a.pos_stamp_now);
     }
 
-    /// The AMAF update of one iteration: every node on the path, and the node added, counts
-    /// each role's moves played at or below it (once each) with that role's reward. With
-    /// killer-RAVE only the last `killer_window` joint moves count, and only when the
+    /// The AMAF update of one iteration: every node on the descent `path[lo..hi]`, and the
+    /// node added (`leaf`), counts each role's moves played at or below it (once each) with
+    /// that role's reward (`rewards`); `seq` holds the playout's moves as ids, roles per ply.
+    /// With killer-RAVE only the last `killer_window` joint moves count, and only when the
     /// iteration ended in a terminal state with unequal rewards. `ended`: it did end so.
-    fn amaf_update(&mut self, leaf: u32, ended: bool) {
+    /// Helpers' playouts ([`parallel`]) are counted here too, by the main thread.
+    fn amaf_add(&mut self, lo: usize, hi: usize, leaf: u32, seq: &[u32], rewards: &[f64], ended: bool) {
         let roles = self.roles;
-        let depth = self.path.len();
-        let plies = self.amaf.seq.len() / roles.max(1);
+        let depth = hi - lo;
+        let plies = seq.len() / roles.max(1);
         let total = depth + plies;
         let from = if self.cfg.amaf == Amaf::Killer {
-            let decisive = ended && self.rewards.iter().any(|&v| v != self.rewards[0]);
+            let decisive = ended && rewards.iter().any(|&v| v != rewards[0]);
             if !decisive {
                 return;
             }
@@ -1124,13 +1126,13 @@ impl<M: StateMachine> Mcts<M> {
         }
         let stamp = a.stamp;
         for p in from.max(depth)..total {
-            for &g in &a.seq[(p - depth) * roles..(p - depth + 1) * roles] {
+            for &g in &seq[(p - depth) * roles..(p - depth + 1) * roles] {
                 if g != NONE {
                     a.mark[g as usize] = stamp;
                 }
             }
         }
-        let update = |node: &mut Node<M::State, M::Move>, mark: &[u32], rewards: &[f64]| {
+        let update = |node: &mut Node<M::State, M::Move>, mark: &[u32]| {
             for r in 0..roles {
                 for i in node.offs[r] as usize..node.offs[r + 1] as usize {
                     if mark[node.gid[i] as usize] == stamp {
@@ -1141,17 +1143,38 @@ impl<M: StateMachine> Mcts<M> {
             }
         };
         if leaf != NONE && !self.nodes[leaf as usize].solved {
-            update(&mut self.nodes[leaf as usize], &a.mark, &self.rewards);
+            update(&mut self.nodes[leaf as usize], &a.mark);
         }
         for d in (0..depth).rev() {
-            let node = &mut self.nodes[self.path[d] as usize];
+            let node = &mut self.nodes[self.path[lo + d] as usize];
             if d >= from {
                 for r in 0..roles {
-                    let g = node.gid[node.offs[r] as usize + self.path_moves[d * roles + r] as usize];
+                    let g = node.gid[node.offs[r] as usize + self.path_moves[(lo + d) * roles + r] as usize];
                     a.mark[g as usize] = stamp;
                 }
             }
-            update(node, &a.mark, &self.rewards);
+            update(node, &a.mark);
+        }
+    }
+
+    /// GRAVE: forgets the reference nodes at the start of a descent.
+    fn grave_reset(&mut self) {
+        let a = &mut self.amaf;
+        a.refs.clear();
+        a.refs.resize(self.roles, NONE);
+        a.pos_of.clear();
+        a.pos_of.resize(self.roles, (NONE, 0));
+    }
+
+    /// GRAVE: a descent at node `cur`; with `grave_ref` visits it becomes the reference of
+    /// each role with a choice there.
+    fn grave_step(&mut self, cur: usize) {
+        if self.nodes[cur].visits >= self.cfg.grave_ref {
+            for r in 0..self.roles {
+                if self.nodes[cur].count(r) > 1 {
+                    self.amaf.refs[r] = cur as u32;
+                }
+            }
         }
     }
 
@@ -1328,11 +1351,7 @@ impl<M: StateMachine> Mcts<M> {
         let grave = self.cfg.amaf == Amaf::Grave;
         let similar = self.cfg.amaf == Amaf::Similar;
         if grave || similar {
-            let a = &mut self.amaf;
-            a.refs.clear();
-            a.refs.resize(self.roles, NONE);
-            a.pos_of.clear();
-            a.pos_of.resize(self.roles, (NONE, 0));
+            self.grave_reset();
         }
         if similar {
             let sim = &mut self.sim;
@@ -1352,12 +1371,8 @@ impl<M: StateMachine> Mcts<M> {
                 leaf = cur as u32;
                 break;
             }
-            if grave && self.nodes[cur].visits >= self.cfg.grave_ref {
-                for r in 0..self.roles {
-                    if self.nodes[cur].count(r) > 1 {
-                        self.amaf.refs[r] = cur as u32;
-                    }
-                }
+            if grave {
+                self.grave_step(cur);
             }
             if similar {
                 self.similar_step(machine, cur);
@@ -1405,7 +1420,11 @@ impl<M: StateMachine> Mcts<M> {
             break;
         }
         if self.cfg.amaf != Amaf::Off {
-            self.amaf_update(leaf, ended);
+            let seq = std::mem::take(&mut self.amaf.seq);
+            let rewards = std::mem::take(&mut self.rewards);
+            self.amaf_add(0, self.path.len(), leaf, &seq, &rewards, ended);
+            self.amaf.seq = seq;
+            self.rewards = rewards;
         }
         if self.cfg.playout == Playout::Mast {
             self.mast_update();
@@ -1498,6 +1517,9 @@ impl<M: StateMachine> Mcts<M> {
         self.path_probs.clear();
         pending.clear();
         let roles = self.roles;
+        // GRAVE's references, per descent as in `iterate` (helpers' playouts gather AMAF
+        // statistics; similarity-guided AMAF has no helpers).
+        let grave = self.cfg.amaf == Amaf::Grave;
         let mut descents = 0u64;
         for _ in 0..leaves {
             if self.nodes[self.root as usize].solved {
@@ -1508,11 +1530,17 @@ impl<M: StateMachine> Mcts<M> {
             let mut cur = self.root as usize;
             let mut leaf = NONE;
             let mut solved = false;
+            if grave {
+                self.grave_reset();
+            }
             loop {
                 if self.nodes[cur].solved {
                     leaf = cur as u32;
                     solved = true;
                     break;
+                }
+                if grave {
+                    self.grave_step(cur);
                 }
                 let code = self.select_joint(cur);
                 self.path.push(cur as u32);
@@ -1541,6 +1569,10 @@ impl<M: StateMachine> Mcts<M> {
                 let mut values = std::mem::take(&mut self.rewards);
                 values.clear();
                 values.extend_from_slice(&self.nodes[leaf as usize].values);
+                if self.cfg.amaf != Amaf::Off {
+                    // As `iterate` counts a descent that ends in a solved node.
+                    self.amaf_add(lo, hi, leaf, &[], &values, true);
+                }
                 self.back_up(lo, hi, leaf, 1, 0, &values);
                 self.rewards = values;
                 // Its path is done with: the next descent writes over it.

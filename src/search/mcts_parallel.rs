@@ -17,8 +17,13 @@
 //! on, or the batch machine's playouts); MAST's table reaches a helper as a copy made when
 //! the job is handed over (made again only once twenty times what the last copy took has
 //! passed, so that copying a large table costs at most ~5% of the time), and the moves a helper played come back
-//! with its rewards to update the table on the main thread. AMAF statistics are not gathered
-//! by helpers: with AMAF on, the search runs on the main thread alone.
+//! with its rewards to update the table on the main thread. AMAF statistics (RAVE, GRAVE,
+//! killer-RAVE) are gathered the same way: a job carries a copy of the moves' AMAF ids (made
+//! again when a node has given a move a new id), the helper records its playouts' moves as
+//! ids, and the main thread makes the AMAF update of each descent when it backs it up;
+//! GRAVE's reference nodes are set as the main thread makes the descents. Similarity-guided
+//! AMAF computes its similarities during the descent and is not shared: with it, the search
+//! runs on the main thread alone.
 
 use super::*;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
@@ -28,8 +33,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 pub(super) const HELPER_LEAVES: usize = 8;
 
 /// The helper threads of one tree.
-pub(super) struct Helpers<S> {
-    links: Vec<Link<S>>,
+pub(super) struct Helpers<S, Mv> {
+    links: Vec<Link<S, Mv>>,
     /// Playouts the helpers have played and the tree has backed up.
     playouts: u64,
 }
@@ -39,11 +44,11 @@ pub(super) struct Helpers<S> {
 const JOBS: usize = 2;
 
 /// One helper, as the main thread sees it.
-struct Link<S> {
-    to: SyncSender<Job<S>>,
-    from: Receiver<Job<S>>,
+struct Link<S, Mv> {
+    to: SyncSender<Job<S, Mv>>,
+    from: Receiver<Job<S, Mv>>,
     /// The job buffers not out with the helper.
-    idle: Vec<Job<S>>,
+    idle: Vec<Job<S, Mv>>,
     /// Per job buffer (by its `slot`), its descents while it is out.
     slots: [Descents; JOBS],
     /// When MAST's table was last copied into a job, and what the copy took.
@@ -63,7 +68,7 @@ struct Descents {
 }
 
 /// The playouts one helper plays, and what they gave: buffers that go back and forth.
-struct Job<S> {
+struct Job<S, Mv> {
     /// Which of the link's [`Descents`] are this job's.
     slot: usize,
     starts: Vec<S>,
@@ -85,10 +90,18 @@ struct Job<S> {
     sums: Vec<f64>,
     seq: Vec<u32>,
     seq_ends: Vec<u32>,
+    /// AMAF: the playouts' moves are recorded (as ids, by the copy `ids` of the tree's), one
+    /// playout after another in `aseq`, each ending where `aseq_ends` says, and whether each
+    /// reached a terminal state (killer-RAVE counts only those).
+    amaf: bool,
+    ids: FxHashMap<(u32, Mv), u32>,
+    aseq: Vec<u32>,
+    aseq_ends: Vec<u32>,
+    ended: Vec<bool>,
 }
 
-impl<S> Job<S> {
-    fn new(slot: usize, roles: usize) -> Job<S> {
+impl<S, Mv> Job<S, Mv> {
+    fn new(slot: usize, roles: usize) -> Job<S, Mv> {
         Job {
             slot,
             starts: Vec::new(),
@@ -104,13 +117,23 @@ impl<S> Job<S> {
             sums: Vec::new(),
             seq: Vec::new(),
             seq_ends: Vec::new(),
+            amaf: false,
+            ids: FxHashMap::default(),
+            aseq: Vec::new(),
+            aseq_ends: Vec::new(),
+            ended: Vec::new(),
         }
     }
 }
 
 /// A helper thread's loop: plays each job it is given and sends it back, until the main
 /// thread hangs up.
-fn serve<M: StateMachine>(mut machine: M, seed: u64, jobs: Receiver<Job<M::State>>, back: SyncSender<Job<M::State>>) {
+fn serve<M: StateMachine>(
+    mut machine: M,
+    seed: u64,
+    jobs: Receiver<Job<M::State, M::Move>>,
+    back: SyncSender<Job<M::State, M::Move>>,
+) {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let mut bufs = PlayoutBuffers::new(&mut machine);
     let mut dec: Option<DecisiveBuffers<M>> = None;
@@ -125,7 +148,7 @@ fn serve<M: StateMachine>(mut machine: M, seed: u64, jobs: Receiver<Job<M::State
 
 fn play_job<M: StateMachine>(
     machine: &mut M,
-    job: &mut Job<M::State>,
+    job: &mut Job<M::State, M::Move>,
     rng: &mut Pcg64Mcg,
     bufs: &mut PlayoutBuffers<M>,
     dec: &mut Option<DecisiveBuffers<M>>,
@@ -137,6 +160,9 @@ fn play_job<M: StateMachine>(
     job.sums.resize(k * roles, 0.0);
     job.seq.clear();
     job.seq_ends.clear();
+    job.aseq.clear();
+    job.aseq_ends.clear();
+    job.ended.clear();
     job.per = 0;
     job.done = 0;
     if job.batch {
@@ -158,24 +184,28 @@ fn play_job<M: StateMachine>(
         play.clone_from(&job.starts[i]);
         let d = if job.decisive { Some(dec.get_or_insert_with(|| job.kit.decisive_buffers(machine))) } else { None };
         let mast = job.mast.then_some((&job.table[..], &mut job.seq));
-        job.kit.run(machine, play, rng, bufs, d, mast, None);
+        let amaf = job.amaf.then_some((&job.ids, &mut job.aseq));
+        let result = job.kit.run(machine, play, rng, bufs, d, mast, amaf);
         for r in 0..roles {
             job.sums[i * roles + r] = reward(machine, play, r);
         }
         job.seq_ends.push(job.seq.len() as u32);
+        job.aseq_ends.push(job.aseq.len() as u32);
+        job.ended.push(result.terminal);
         job.done = i + 1;
     }
 }
 
 impl<M: StateMachine> Mcts<M> {
-    /// Starts `n` helper threads on clones of `machine` (none with AMAF on, or when they are
-    /// already started). The helpers end when the search is dropped.
+    /// Starts `n` helper threads on clones of `machine` (none with similarity-guided AMAF, or
+    /// when they are already started). The helpers end when the search is dropped.
     pub(super) fn spawn_helpers(&mut self, machine: &mut M, n: usize)
     where
         M: Clone + Send + 'static,
         M::State: Send,
+        M::Move: Send,
     {
-        if n == 0 || self.cfg.amaf != Amaf::Off || self.helpers.is_some() {
+        if n == 0 || self.cfg.amaf == Amaf::Similar || self.helpers.is_some() {
             return;
         }
         let roles = machine.roles().len();
@@ -302,7 +332,7 @@ impl<M: StateMachine> Mcts<M> {
         &mut self,
         machine: &mut M,
         mine: &mut Descents,
-        job: &mut Job<M::State>,
+        job: &mut Job<M::State, M::Move>,
         table_at: &mut Option<Instant>,
         table_cost: &mut Duration,
         until: Instant,
@@ -320,12 +350,21 @@ impl<M: StateMachine> Mcts<M> {
         job.count = mine.pending.len();
         job.decisive = self.cfg.decisive && !job.batch;
         job.mast = self.cfg.playout == Playout::Mast;
+        job.amaf = self.cfg.amaf != Amaf::Off && !job.batch;
         job.kit = PlayoutKit::new(&self.cfg, self.roles);
         job.until = until;
+        // The playouts' keys and ids at their longest, so that jobs do not grow them.
+        let most = leaves * self.cfg.max_playout_depth.min(100_000) * self.roles;
         if job.mast {
-            // The playouts' keys at their longest, so that jobs do not grow them.
-            let most = leaves * self.cfg.max_playout_depth.min(100_000) * self.roles;
             job.seq.reserve(most.saturating_sub(job.seq.len()));
+        }
+        if job.amaf {
+            job.aseq.reserve(most.saturating_sub(job.aseq.len()));
+            // Ids are only added (a node's moves get theirs when it is made): a copy of the
+            // same length is the same.
+            if job.ids.len() != self.amaf.ids.len() {
+                job.ids.clone_from(&self.amaf.ids);
+            }
         }
         let stale = table_at.is_none_or(|at| at.elapsed() >= *table_cost * 20);
         if job.mast && job.count > 0 && (stale || job.table.len() != self.mast.table.len()) {
@@ -338,9 +377,9 @@ impl<M: StateMachine> Mcts<M> {
     }
 
     /// Backs up a job the helper has finished (`Some`): its playouts as visits (MAST's table
-    /// updated with their moves), and the descents it gave up unmarked; or (`None`) takes
-    /// back the virtual losses of descents that will not come back.
-    fn back_up_job(&mut self, mine: &mut Descents, job: Option<&Job<M::State>>) {
+    /// and the AMAF statistics updated with their moves), and the descents it gave up
+    /// unmarked; or (`None`) takes back the virtual losses of descents that will not come back.
+    fn back_up_job(&mut self, mine: &mut Descents, job: Option<&Job<M::State, M::Move>>) {
         std::mem::swap(&mut self.path, &mut mine.path);
         std::mem::swap(&mut self.path_moves, &mut mine.path_moves);
         std::mem::swap(&mut self.path_probs, &mut mine.path_probs);
@@ -352,6 +391,10 @@ impl<M: StateMachine> Mcts<M> {
             match job {
                 Some(job) if i < done => {
                     let sums = &job.sums[i * roles..(i + 1) * roles];
+                    if job.amaf {
+                        let a = if i == 0 { 0 } else { job.aseq_ends[i - 1] as usize };
+                        self.amaf_add(lo, hi, leaf, &job.aseq[a..job.aseq_ends[i] as usize], sums, job.ended[i]);
+                    }
                     if job.mast && !job.batch {
                         let a = if i == 0 { 0 } else { job.seq_ends[i - 1] as usize };
                         self.mast_add(lo, hi, &job.seq[a..job.seq_ends[i] as usize], sums);
@@ -370,7 +413,7 @@ impl<M: StateMachine> Mcts<M> {
     }
 
     /// Takes back the virtual losses of a helper's jobs that will not come back.
-    fn unmark_jobs(&mut self, link: &mut Link<M::State>) {
+    fn unmark_jobs(&mut self, link: &mut Link<M::State, M::Move>) {
         for mine in link.slots.iter_mut().filter(|d| d.out) {
             self.back_up_job(mine, None);
         }
@@ -379,8 +422,8 @@ impl<M: StateMachine> Mcts<M> {
 
 /// Tree-parallel MCTS (agent keys `threads` > 1 and `parallel = "tree"`): one [`Mcts`] tree,
 /// its playouts shared with `threads - 1` helper threads started at the first search, each
-/// on its own clone of the engine (see the module's comment). Without AMAF only; with AMAF
-/// on, it searches on one thread.
+/// on its own clone of the engine (see the module's comment). With similarity-guided AMAF
+/// it searches on one thread.
 pub struct TreeParallelMcts<M: StateMachine> {
     tree: Mcts<M>,
     threads: usize,

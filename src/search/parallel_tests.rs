@@ -114,15 +114,15 @@ fn tree_parallel_search_answers_by_the_deadline() {
     }
 }
 
-/// Helpers do not gather AMAF statistics: with AMAF on, the search runs alone.
+/// With GRAVE the helper plays too, and the search finds the win in one.
 #[test]
-fn with_amaf_the_search_runs_on_one_thread() {
+fn with_grave_the_helper_plays_and_the_win_is_found() {
     let mut m = propnet("connect4.kif");
     let win = after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)");
     let mut t = TreeParallelMcts::new(MctsConfig { amaf: Amaf::Grave, ..MctsConfig::default() }, 2);
     let c = t.select(&mut m, &win, 0, Limit::iterations(2_000)).unwrap();
     assert_eq!(m.move_text(c.mv), "( drop 4 )");
-    assert_eq!(t.tree().helper_count(), 0);
+    assert_eq!(t.tree().helper_count(), 1);
 }
 
 /// A full tree is cut back while helpers search: their descents are backed up first (the
@@ -137,4 +137,44 @@ fn recycling_waits_for_the_helpers() {
     assert!(t.tree().tree_size() <= 300);
     assert!(c.iterations >= 20_000);
     assert!(t.tree().helper_playouts() > 1_000);
+}
+
+/// With RAVE, GRAVE and killer-RAVE the helper plays too, and its playouts count in the AMAF
+/// statistics: with RAVE and GRAVE every visit of a move counts in the move's AMAF visits
+/// (the move was played at or below its node), so a node where some move has fewer AMAF
+/// visits than visits has missed the AMAF update of a helper's playout.
+#[test]
+fn helpers_gather_amaf_statistics() {
+    let mut m = propnet("connect4.kif");
+    let s = m.initial_state();
+    for amaf in [Amaf::Rave, Amaf::Grave, Amaf::Killer] {
+        let what = format!("{amaf:?}");
+        let mut t = TreeParallelMcts::new(MctsConfig { amaf, ..cfg(Playout::Random, false) }, 2);
+        let c = t.select(&mut m, &s, 0, Limit::iterations(6_000)).unwrap();
+        let tree = t.tree();
+        assert_eq!(tree.helper_count(), 1, "{what}");
+        let root = &tree.nodes[tree.root as usize];
+        let helped = tree.helper_playouts();
+        assert!(helped > 0 && helped < root.visits as u64, "{what}: the helper played {helped} of {}", root.visits);
+        assert_eq!(root.visits as u64, c.iterations, "{what}");
+        assert!(every_descent_accounted(tree, &what) > 100, "{what}");
+        let amaf_visits: u64 = root.an.iter().map(|&n| n as u64).sum();
+        assert!(amaf_visits > 0, "{what}: no AMAF statistics at the root");
+        if amaf != Amaf::Killer {
+            for (k, node) in tree.nodes.iter().enumerate() {
+                for i in 0..node.n.len() {
+                    assert!(
+                        node.an[i] >= node.n[i],
+                        "{what}: node {k} move {i}: {} AMAF visits, {} visits",
+                        node.an[i],
+                        node.n[i]
+                    );
+                }
+            }
+        }
+    }
+    // Similarity-guided AMAF is not shared: it searches on the main thread alone.
+    let mut t = TreeParallelMcts::new(MctsConfig { amaf: Amaf::Similar, ..cfg(Playout::Random, false) }, 2);
+    t.select(&mut m, &s, 0, Limit::iterations(500)).unwrap();
+    assert_eq!((t.tree().helper_count(), t.tree().helper_playouts()), (0, 0));
 }
