@@ -64,8 +64,9 @@ pub struct AgentConfig {
     pub threads: usize,
     /// How MCTS uses more than one thread: `"root"`, one tree per thread, their root
     /// statistics summed ([`ParallelMcts`]); `"tree"`, one tree whose playouts are shared
-    /// with `threads - 1` helper threads under virtual loss ([`TreeParallelMcts`]; without
-    /// AMAF).
+    /// with `threads - 1` helper threads under virtual loss ([`TreeParallelMcts`]; RAVE,
+    /// GRAVE and killer-RAVE statistics are gathered from their playouts too, similarity-guided
+    /// AMAF is refused).
     pub parallel: Parallel,
     /// Most MCTS nodes kept.
     pub node_budget: usize,
