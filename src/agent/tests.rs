@@ -75,7 +75,8 @@ fn every_shipped_config_loads() {
         ..sim
     };
     assert_eq!(format!("{same:?}"), format!("{low:?}"));
-    // The main agent with GRAVE among its candidates differs from it in those keys alone.
+    // The main agent with GRAVE among its candidates differs from it in those keys alone (and
+    // in the exploration constant: the main agent's is 0.4 since session 37).
     let main = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
     let mg = AgentConfig::load(&root().join("agents/mcts_meta_grave.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(mg.metagame_candidates.last().and_then(|c| c.amaf), Some(Amaf::Grave));
@@ -86,6 +87,7 @@ fn every_shipped_config_loads() {
         amaf_exploration: main.amaf_exploration,
         rave_bias: main.rave_bias,
         grave_ref: main.grave_ref,
+        exploration: main.exploration,
         ..mg
     };
     assert_eq!(format!("{same:?}"), format!("{main:?}"));
