@@ -13,6 +13,8 @@
 //! - [`equiv`]: agency equivalence of games (reduced game trees in canonical forms).
 //! - [`hsg`]: hyperstate space graphs (reversible closures, critical actions, win / fail
 //!   tags, headroom, loss distance) over the trait.
+//! - [`heuristic`]: evaluations learned in the start clock (counts of base propositions,
+//!   goal values) over the trait.
 //! - [`search`]: random, first-legal, flat Monte Carlo and MCTS searchers over the trait.
 //! - [`agent`]: agent configurations (TOML) and the per-match player in move texts.
 //! - [`par`]: a small work pool for batch commands (a folder of files, a few threads).
@@ -35,6 +37,7 @@ pub mod equiv;
 pub mod factor;
 pub mod gdl;
 pub mod graph;
+pub mod heuristic;
 pub mod hsg;
 pub mod interp;
 pub mod machine;

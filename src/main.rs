@@ -338,6 +338,20 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// A heuristic learned from random playouts as the player learns one in the start clock
+    /// (agent key `heuristic`, `factotum::heuristic`): count features of the bases and goal
+    /// values, fitted per role to the playouts' outcomes; the fit, or why none was kept.
+    Heuristic {
+        game: PathBuf,
+        /// Seconds of random playouts (4000 playouts at most).
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the result as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Search speed side by side: each agent's searcher (threads included) searches the same
     /// positions, sampled along random playouts, for the same time; iterations per second.
     Searchbench {
@@ -648,6 +662,43 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Heuristic { game, seconds, seed, json } => {
+            let g = match load(&game) {
+                Ok(g) => g,
+                Err(code) => return Ok(code),
+            };
+            let mut m = match propnet::build(&g, &Budget::default()) {
+                Ok((m, _)) => m,
+                Err(e) => {
+                    eprintln!("{}: {e}", game.display());
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let until = std::time::Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
+            let l = factotum::heuristic::learn(&mut m, seed, until);
+            let roles = factotum::machine::StateMachine::roles(&m).to_vec();
+            if json {
+                let v = serde_json::json!({
+                    "game": g.name, "found": l.heuristic.as_ref().map(|h| h.summary(&roles)),
+                    "quality": l.quality, "best": l.best, "playouts": l.playouts,
+                    "candidates": l.candidates, "millis": l.millis,
+                });
+                println!("{v}");
+            } else {
+                match &l.heuristic {
+                    Some(h) => println!("{}: {}", g.name, h.summary(&roles)),
+                    None => println!("{}: none", g.name),
+                }
+                println!("| role | held-out quality | best single feature | its correlation |");
+                println!("|---|---|---|---|");
+                for (r, name) in roles.iter().enumerate() {
+                    let (f, c) = l.best.get(r).cloned().unwrap_or_default();
+                    println!("| {name} | {:.3} | {f} | {c:.3} |", l.quality[r]);
+                }
+                println!("{} playouts, {} candidate features, {} ms", l.playouts, l.candidates, l.millis);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Metagame { game, agent, seconds, seed, json } => {
             let (g, cfgs, m) = match agents_on_propnet(&game, std::slice::from_ref(&agent)) {
                 Ok(x) => x,
@@ -663,8 +714,19 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 Some(g) => g.candidates(&cfg.metagame_candidates),
                 None => cfg.metagame_candidates.clone(),
             };
-            let t =
-                factotum::search::metagame::choose_playout(&m, cfg.mcts_config(seed), &candidates, cfg.threads, until);
+            let learned = cfg.heuristic.then(|| {
+                let now = std::time::Instant::now();
+                factotum::heuristic::learn(&mut m.clone(), seed, now + until.saturating_duration_since(now) / 8)
+            });
+            let heuristic = learned.as_ref().and_then(|l| l.heuristic.clone()).map(std::sync::Arc::new);
+            let t = factotum::search::metagame::choose_playout(
+                &m,
+                cfg.mcts_config(seed),
+                &candidates,
+                cfg.threads,
+                until,
+                heuristic.as_ref(),
+            );
             let name = |c: factotum::search::metagame::Candidate| c.to_string();
             if json {
                 let v = serde_json::json!({
@@ -675,6 +737,11 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                         "tries_per_ply": g.tries_per_ply, "overrides_per_ply": g.overrides_per_ply,
                         "turn_taking": g.turn_taking, "measured": g.measured, "millis": g.millis,
                     })),
+                    "heuristic": learned.as_ref().map(|l| serde_json::json!({
+                        "found": l.heuristic.as_ref().map(|h| h.summary(factotum::machine::StateMachine::roles(&m))),
+                        "quality": l.quality, "playouts": l.playouts, "candidates": l.candidates,
+                        "millis": l.millis,
+                    })),
                     "candidates": t.candidates.iter().enumerate().map(|(i, &c)| serde_json::json!({
                         "playout": name(c), "mean": t.mean(i), "played": t.score[i].1,
                     })).collect::<Vec<_>>(),
@@ -683,6 +750,15 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
             } else {
                 if let Some(g) = &gate {
                     println!("decisive moves' gate: {} in {} ms\n", g.summary(), g.millis);
+                }
+                if let Some(l) = &learned {
+                    match &l.heuristic {
+                        Some(h) => println!("heuristic: {} in {} ms\n", h.summary(factotum::machine::StateMachine::roles(&m)), l.millis),
+                        None => println!(
+                            "heuristic: none (held-out quality per role {:?}, best single features {:?}, {} playouts) in {} ms\n",
+                            l.quality, l.best, l.playouts, l.millis
+                        ),
+                    }
                 }
                 println!("| game | self-play games | ms/move | candidate | games played | mean goal | chosen |");
                 println!("|---|---|---|---|---|---|---|");

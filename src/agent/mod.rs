@@ -9,6 +9,7 @@ pub mod search_bench;
 pub mod trap_log;
 
 use crate::gdl::Game;
+use crate::heuristic::Heuristic;
 use crate::hsg::prune::PrunedMachine;
 use crate::hsg::HsgOptions;
 use crate::interp::Interpreter;
@@ -23,6 +24,7 @@ use crate::search::{
 };
 use serde::Deserialize;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which searcher an agent uses.
@@ -184,6 +186,13 @@ pub struct AgentConfig {
     /// latches holding there all decide (`factor::outcome`; proved in the start clock): the
     /// same rewards, from shorter playouts.
     pub goal_latches: bool,
+    /// MCTS, in the start clock (before meta-gaming, an eighth of the time left): learn a
+    /// heuristic from random playouts (`crate::heuristic`: counts of base propositions and
+    /// goal values that predict the outcome; logged); where one is found, random and MAST
+    /// playouts end after `cutoff` joint moves and are scored by it, in the self-play too.
+    pub heuristic: bool,
+    /// Joint moves after which a playout is cut where `heuristic` found one (1 or more).
+    pub cutoff: usize,
 }
 
 impl Default for AgentConfig {
@@ -232,6 +241,8 @@ impl Default for AgentConfig {
             hyperstate_states: 1_000_000,
             hyperstate_sharing: false,
             goal_latches: false,
+            heuristic: false,
+            cutoff: 10,
         }
     }
 }
@@ -289,6 +300,12 @@ impl AgentConfig {
         }
         if cfg.hyperstate_sharing && !cfg.hyperstates {
             return Err("hyperstate_sharing pools statistics over hyperstates: it needs hyperstates = true".into());
+        }
+        if cfg.cutoff == 0 {
+            return Err("cutoff must be at least 1 (heuristic = false plays playouts to the end)".into());
+        }
+        if cfg.heuristic && cfg.kind != Kind::Mcts {
+            return Err("heuristic scores MCTS playouts: it needs kind = \"mcts\"".into());
         }
         if cfg.decisive_gate && !cfg.metagame {
             return Err("decisive_gate is part of meta-gaming: it needs metagame = true".into());
@@ -361,6 +378,7 @@ impl AgentConfig {
             simultaneous: self.simultaneous,
             regret_exploration: self.regret_exploration,
             regret_threshold: self.regret_threshold,
+            cutoff: if self.heuristic { self.cutoff } else { 0 },
             ..MctsConfig::default()
         }
     }
@@ -396,16 +414,32 @@ impl AgentConfig {
     /// A searcher for this configuration, seeded with `seed` (the config's seed mixed with a
     /// match's).
     pub fn searcher<M: StateMachine + Clone + Send + 'static>(&self, seed: u64) -> Box<dyn Search<M>> {
+        self.searcher_with(seed, None)
+    }
+
+    /// [`AgentConfig::searcher`], MCTS playouts cut and scored by `heuristic` where one was
+    /// learned (`heuristic`, `cutoff`).
+    pub fn searcher_with<M: StateMachine + Clone + Send + 'static>(
+        &self,
+        seed: u64,
+        heuristic: Option<Arc<Heuristic>>,
+    ) -> Box<dyn Search<M>> {
         let mcts = self.mcts(seed);
         match self.kind {
             Kind::Mcts if self.threads > 1 && self.parallel == Parallel::Tree => {
-                Box::new(TreeParallelMcts::<M>::new(mcts, self.threads))
+                Box::new(TreeParallelMcts::<M>::new(mcts, self.threads).with_heuristic(heuristic))
             }
-            Kind::Mcts if self.threads > 1 => Box::new(ParallelMcts::<M>::new(mcts, self.threads)),
+            Kind::Mcts if self.threads > 1 => {
+                Box::new(ParallelMcts::<M>::new(mcts, self.threads).with_heuristic(heuristic))
+            }
             Kind::Random => Box::new(RandomMove::new(seed)),
             Kind::First => Box::new(FirstLegal),
             Kind::Flatmc => Box::new(FlatMc::new(seed, self.playout_depth)),
-            Kind::Mcts => Box::new(Mcts::<M>::new(mcts)),
+            Kind::Mcts => {
+                let mut t = Mcts::<M>::new(mcts);
+                t.set_heuristic(heuristic);
+                Box::new(t)
+            }
         }
     }
 }
@@ -759,7 +793,7 @@ fn propnet_player(
                 Factoring::Apart(f) => {
                     // Meta-gaming chooses the playouts on the whole game; the factor trees'
                     // rollouts play the whole game, so they use the same.
-                    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game);
+                    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game, None);
                     let search = f.with_playout(chosen.playout).with_plain(chosen.searcher(seed));
                     return Ok(Outcome::Built(player_with(
                         m,
@@ -997,8 +1031,44 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
     game: &Game,
     wrap: impl FnOnce(Box<dyn Search<M>>) -> Box<dyn Search<M>>,
 ) -> Box<dyn Player> {
-    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game);
-    player_with(m, r, wrap(chosen.searcher::<M>(seed)), engine, chosen.playout_name())
+    let heuristic = learned_heuristic(&m, cfg, seed, budget, in_start_clock, game);
+    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game, heuristic.as_ref());
+    player_with(m, r, wrap(chosen.searcher_with::<M>(seed, heuristic)), engine, chosen.playout_name())
+}
+
+/// With `heuristic` under the start clock: a heuristic learned from random playouts on `m`
+/// in an eighth of what is left of the clock (logged, found or not).
+fn learned_heuristic<M: StateMachine + Clone>(
+    m: &M,
+    cfg: &AgentConfig,
+    seed: u64,
+    budget: &Budget,
+    in_start_clock: bool,
+    game: &Game,
+) -> Option<Arc<Heuristic>> {
+    let deadline = budget.deadline?;
+    if !(cfg.heuristic && cfg.kind == Kind::Mcts && in_start_clock) {
+        return None;
+    }
+    let now = Instant::now();
+    let until = now + deadline.saturating_duration_since(now) / 8;
+    let l = crate::heuristic::learn(&mut m.clone(), seed, until);
+    match &l.heuristic {
+        Some(h) => tracing::info!(
+            game = %game.name,
+            heuristic = %h.summary(m.roles()),
+            ms = l.millis,
+            "heuristic: playouts cut after {} joint moves", cfg.cutoff
+        ),
+        None => tracing::info!(
+            game = %game.name,
+            quality = ?l.quality,
+            playouts = l.playouts,
+            ms = l.millis,
+            "heuristic: none found, playouts run to the end"
+        ),
+    }
+    l.heuristic.map(Arc::new)
 }
 
 /// `cfg`, or with `metagame` under the start clock, `cfg` with the playout policy chosen by
@@ -1010,13 +1080,15 @@ fn chosen_config<M: StateMachine + Clone + Send + 'static>(
     budget: &Budget,
     in_start_clock: bool,
     game: &Game,
+    heuristic: Option<&Arc<Heuristic>>,
 ) -> AgentConfig {
     match budget.deadline {
         Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
             let now = Instant::now();
             let until = now + deadline.saturating_duration_since(now) / 2;
             let candidates = metagame_candidates(m, cfg, seed, until, &game.name);
-            let trial = crate::search::metagame::choose_playout(m, cfg.mcts(seed), &candidates, cfg.threads, until);
+            let trial =
+                crate::search::metagame::choose_playout(m, cfg.mcts(seed), &candidates, cfg.threads, until, heuristic);
             tracing::info!(
                 game = %game.name,
                 chosen = %trial.chosen,
@@ -1052,7 +1124,7 @@ fn split_player(
     game: &Game,
 ) -> Box<dyn Player> {
     tracing::info!(game = %game.name, steps = split.steps().len(), "compound moves: one factor's part per tree level");
-    let chosen = chosen_config(&split, cfg, seed, budget, in_start_clock, game);
+    let chosen = chosen_config(&split, cfg, seed, budget, in_start_clock, game, None);
     let search = SplitSearch::new(split, chosen.searcher::<SplitMachine>(seed));
     player_with(m, r, Box::new(search), "propnet+split", chosen.playout_name())
 }

@@ -114,6 +114,19 @@ pub trait StateMachine {
         0
     }
 
+    /// The state as bits, one per base proposition in the order of
+    /// [`StateMachine::base_texts`], for engines whose states are bit sets (`None` for the
+    /// others): what learned heuristics count ([`crate::heuristic`]).
+    fn state_bits<'a>(&self, _state: &'a Self::State) -> Option<&'a [u64]> {
+        None
+    }
+
+    /// Every base proposition's text in ggp-base's form, in the order of
+    /// [`StateMachine::state_bits`] (empty where states are not bit sets).
+    fn base_texts(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Playouts the engine runs at once in [`StateMachine::batch_playouts`]: 0 for engines
     /// without a batch machine.
     fn batch_lanes(&self) -> usize {

@@ -1468,6 +1468,14 @@ impl StateMachine for PropnetMachine {
         self.c.terms.to_string(self.c.moves[m as usize].1, &self.c.symbols)
     }
 
+    fn state_bits<'a>(&self, state: &'a PnState) -> Option<&'a [u64]> {
+        Some(&state.bits)
+    }
+
+    fn base_texts(&self) -> Vec<String> {
+        self.c.bases.iter().map(|&b| self.c.terms.to_string(b, &self.c.symbols)).collect()
+    }
+
     fn state_facts(&self, state: &PnState) -> Vec<String> {
         let mut v: Vec<String> = (0..self.c.bases.len())
             .filter(|&b| state.get(b))

@@ -27,12 +27,14 @@ use super::classes::{PositionClasses, NO_CLASS};
 use super::trap_check::{self, TrapWatch};
 use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
+use crate::heuristic::Heuristic;
 use crate::machine::decisive::{decisive_playout, DecisiveBuffers};
 use crate::machine::{PlayoutBuffers, StateMachine};
 use crate::similarity::{SigScratch, TacticsSig};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which all-moves-as-first statistics the search keeps and blends into UCB.
@@ -172,6 +174,12 @@ pub struct MctsConfig {
     pub mast_decay: f64,
     /// Batched playouts: leaves selected per batch (each gets the batch's lanes / this).
     pub batch_leaves: usize,
+    /// Heuristic cut-offs: where the search has a heuristic ([`Mcts::set_heuristic`]),
+    /// random and MAST playouts end after this many joint moves and a playout that has not
+    /// ended is scored by the heuristic (Finnsson's early cut-offs, scored as Winands and
+    /// Björnsson's evaluation cut-off in MC-LOA). 0, or no heuristic: playouts run to the end.
+    /// Batched playouts are not cut.
+    pub cutoff: usize,
     /// Transpositions: a state reached again by another order of moves is the same node
     /// (a search graph: a table from state hash to node, rebuilt when the tree is compacted).
     /// Each node keeps its own per-move statistics, updated by the descents through it,
@@ -228,6 +236,7 @@ impl Default for MctsConfig {
             mast_epsilon: 0.4,
             mast_decay: 0.2,
             batch_leaves: 16,
+            cutoff: 0,
             decisive: false,
             decisive_filter: true,
             transpositions: false,
@@ -390,6 +399,9 @@ pub struct Mcts<M: StateMachine> {
     batch: BatchState<M>,
     /// Tree-parallel search's helper threads ([`TreeParallelMcts`]), once started.
     helpers: Option<parallel::Helpers<M::State, M::Move>>,
+    /// A heuristic learned in the start clock ([`crate::heuristic`]): with `cutoff`, playouts
+    /// end early and are scored by it.
+    heuristic: Option<Arc<Heuristic>>,
 }
 
 /// Leaf batching's pending descents and reused buffers (see [`Playout::Batch`]).
@@ -688,6 +700,37 @@ impl<M: StateMachine> Mcts<M> {
             mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
             batch: BatchState { starts: Vec::new(), pending: Vec::new(), sums: Vec::new() },
             helpers: None,
+            heuristic: None,
+        }
+    }
+
+    /// Scores playouts cut off by [`MctsConfig::cutoff`] with `h` (none: playouts run to the
+    /// end, as without a cutoff).
+    pub fn set_heuristic(&mut self, h: Option<Arc<Heuristic>>) {
+        self.heuristic = h;
+    }
+
+    /// The playouts' settings: the config's, their depth cut to [`MctsConfig::cutoff`] where a
+    /// heuristic scores the cut playouts.
+    fn kit(&self) -> PlayoutKit {
+        let mut kit = PlayoutKit::new(&self.cfg, self.roles);
+        if self.heuristic.is_some() && self.cfg.cutoff > 0 {
+            kit.depth = kit.depth.min(self.cfg.cutoff);
+        }
+        kit
+    }
+
+    /// The rewards of a playout that ended in `state` (terminal or not, `ended` saying which)
+    /// into `out`: the goals, or the heuristic's values where a cut playout did not end.
+    fn score(machine: &mut M, heuristic: Option<&Heuristic>, state: &M::State, ended: bool, out: &mut Vec<f64>) {
+        let roles = machine.roles().len();
+        out.clear();
+        match heuristic {
+            Some(h) if !ended => {
+                out.resize(roles, 0.0);
+                h.evaluate(machine, state, out);
+            }
+            _ => out.extend((0..roles).map(|r| reward(machine, state, r))),
         }
     }
 
@@ -1747,7 +1790,7 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         // Decisive moves' buffers while they are in use (taken out, put back below).
-        let kit = PlayoutKit::new(&self.cfg, self.roles);
+        let kit = self.kit();
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
         let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
         self.mast.seq.clear();
@@ -1756,11 +1799,8 @@ impl<M: StateMachine> Mcts<M> {
         if dec.is_some() {
             self.dec = dec;
         }
-        self.rewards.clear();
-        for r in 0..self.roles {
-            let v = reward(machine, &play, r);
-            self.rewards.push(v);
-        }
+        let cut = self.cfg.cutoff > 0 && !result.terminal;
+        Self::score(machine, self.heuristic.as_deref().filter(|_| cut), &play, result.terminal, &mut self.rewards);
         self.play = Some(play);
         self.bufs = Some(bufs);
         result.terminal
@@ -2263,6 +2303,14 @@ impl<M: StateMachine> ParallelMcts<M> {
             .collect();
         ParallelMcts { trees }
     }
+
+    /// This search, every tree's playouts scored by `h` where cut ([`Mcts::set_heuristic`]).
+    pub fn with_heuristic(mut self, h: Option<Arc<Heuristic>>) -> Self {
+        for t in &mut self.trees {
+            t.set_heuristic(h.clone());
+        }
+        self
+    }
 }
 
 impl<M> Search<M> for ParallelMcts<M>
@@ -2366,6 +2414,10 @@ mod transposition_tests;
 #[cfg(test)]
 #[path = "parallel_tests.rs"]
 mod parallel_tests;
+
+#[cfg(test)]
+#[path = "cutoff_tests.rs"]
+mod cutoff_tests;
 
 #[cfg(test)]
 #[path = "regret_tests.rs"]

@@ -94,6 +94,9 @@ struct Job<S, Mv> {
     /// playout after another in `aseq`, each ending where `aseq_ends` says, and whether each
     /// reached a terminal state (killer-RAVE counts only those).
     amaf: bool,
+    /// The search's heuristic, and whether playouts are cut and scored by it.
+    heuristic: Option<Arc<Heuristic>>,
+    cut: bool,
     ids: FxHashMap<(u32, Mv), u32>,
     aseq: Vec<u32>,
     aseq_ends: Vec<u32>,
@@ -118,6 +121,8 @@ impl<S, Mv> Job<S, Mv> {
             seq: Vec::new(),
             seq_ends: Vec::new(),
             amaf: false,
+            heuristic: None,
+            cut: false,
             ids: FxHashMap::default(),
             aseq: Vec::new(),
             aseq_ends: Vec::new(),
@@ -186,8 +191,15 @@ fn play_job<M: StateMachine>(
         let mast = job.mast.then_some((&job.table[..], &mut job.seq));
         let amaf = job.amaf.then_some((&job.ids, &mut job.aseq));
         let result = job.kit.run(machine, play, rng, bufs, d, mast, amaf);
-        for r in 0..roles {
-            job.sums[i * roles + r] = reward(machine, play, r);
+        match job.heuristic.as_deref() {
+            Some(h) if job.cut && !result.terminal => {
+                h.evaluate(machine, play, &mut job.sums[i * roles..(i + 1) * roles])
+            }
+            _ => {
+                for r in 0..roles {
+                    job.sums[i * roles + r] = reward(machine, play, r);
+                }
+            }
         }
         job.seq_ends.push(job.seq.len() as u32);
         job.aseq_ends.push(job.aseq.len() as u32);
@@ -351,7 +363,11 @@ impl<M: StateMachine> Mcts<M> {
         job.decisive = self.cfg.decisive && !job.batch;
         job.mast = self.cfg.playout == Playout::Mast;
         job.amaf = self.cfg.amaf != Amaf::Off && !job.batch;
-        job.kit = PlayoutKit::new(&self.cfg, self.roles);
+        job.kit = self.kit();
+        if job.heuristic.as_ref().map(Arc::as_ptr) != self.heuristic.as_ref().map(Arc::as_ptr) {
+            job.heuristic = self.heuristic.clone();
+        }
+        job.cut = self.cfg.cutoff > 0 && self.heuristic.is_some();
         job.until = until;
         // The playouts' keys and ids at their longest, so that jobs do not grow them.
         let most = leaves * self.cfg.max_playout_depth.min(100_000) * self.roles;
@@ -433,6 +449,12 @@ pub struct TreeParallelMcts<M: StateMachine> {
 impl<M: StateMachine> TreeParallelMcts<M> {
     pub fn new(cfg: MctsConfig, threads: usize) -> TreeParallelMcts<M> {
         TreeParallelMcts { tree: Mcts::new(cfg), threads: threads.max(1), started: false }
+    }
+
+    /// This search, its playouts scored by `h` where cut ([`Mcts::set_heuristic`]).
+    pub fn with_heuristic(mut self, h: Option<Arc<Heuristic>>) -> Self {
+        self.tree.set_heuristic(h);
+        self
     }
 
     /// The tree searched.

@@ -23,8 +23,10 @@
 
 use super::mcts::{Amaf, Mcts, MctsConfig, Playout};
 use super::{Limit, Search};
+use crate::heuristic::Heuristic;
 use crate::machine::decisive::{decisive_playout, DecisiveBuffers, DecisiveCounts};
 use crate::machine::{PlayoutBuffers, StateMachine, Uniform};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Games the candidates must have played for the choice to leave the default.
@@ -166,7 +168,8 @@ pub fn candidates<M: StateMachine>(machine: &M, allowed: &[Candidate]) -> Vec<Ca
 
 /// Chooses the playout for `base` among the [`candidates`] of `allowed` by self-play on
 /// clones of `machine` from its initial state until `deadline`, `threads` games at a time
-/// (one thread each, games `w`, `w + threads`, ... on thread `w`). With fewer than two
+/// (one thread each, games `w`, `w + threads`, ... on thread `w`), every search with
+/// `heuristic` (its playouts cut as `base.cutoff` says). With fewer than two
 /// candidates nothing is played: the one there is (or `base`'s own playout) is chosen.
 pub fn choose_playout<M>(
     machine: &M,
@@ -174,6 +177,7 @@ pub fn choose_playout<M>(
     allowed: &[Candidate],
     threads: usize,
     deadline: Instant,
+    heuristic: Option<&Arc<Heuristic>>,
 ) -> Trial
 where
     M: StateMachine + Clone + Send,
@@ -220,7 +224,8 @@ where
                     let mut out = Vec::new();
                     let mut game = w;
                     while Instant::now() < deadline {
-                        let Some(scored) = one_game(&mut m, start, candidates, pairs, game, base, move_time, deadline)
+                        let Some(scored) =
+                            one_game(&mut m, start, candidates, pairs, game, base, move_time, deadline, heuristic)
                         else {
                             break;
                         };
@@ -265,6 +270,7 @@ fn one_game<M: StateMachine>(
     base: MctsConfig,
     move_time: Duration,
     deadline: Instant,
+    heuristic: Option<&Arc<Heuristic>>,
 ) -> Option<[Option<(usize, f64)>; 2]> {
     let roles = m.roles().len();
     let (a, b) = pairs[(game % pairs.len() as u64) as usize];
@@ -275,6 +281,9 @@ fn one_game<M: StateMachine>(
     let seed = base.seed.wrapping_add(game.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut trees: Vec<Mcts<M>> =
         (0..roles).map(|r| Mcts::new(MctsConfig { seed: seed ^ r as u64, ..candidates[who[r]].apply(base) })).collect();
+    for t in &mut trees {
+        t.set_heuristic(heuristic.cloned());
+    }
     let end = self_play(m, start, &mut trees, move_time, deadline)?;
     let mut mean = |c: usize| {
         let mine: Vec<usize> = (0..roles).filter(|&r| who[r] == c).collect();
@@ -495,7 +504,7 @@ mod tests {
         let m = propnet("connect4.kif", false);
         let two = &Candidate::ALL[..3];
         assert_eq!(candidates(&m, two), Candidate::ALL[..2]);
-        let t = choose_playout(&m, MctsConfig::default(), two, 1, Instant::now() + Duration::from_millis(2000));
+        let t = choose_playout(&m, MctsConfig::default(), two, 1, Instant::now() + Duration::from_millis(2000), None);
         // About ten games on a quiet machine; a loaded one plays fewer.
         assert!(t.games >= MIN_GAMES, "{t:?}");
         // Two roles: every game scores each candidate once.
@@ -515,7 +524,7 @@ mod tests {
         let m = propnet("connect4.kif", true);
         let three = &Candidate::ALL[..3];
         assert_eq!(candidates(&m, three), three);
-        let t = choose_playout(&m, MctsConfig::default(), three, 1, Instant::now() + Duration::from_millis(3000));
+        let t = choose_playout(&m, MctsConfig::default(), three, 1, Instant::now() + Duration::from_millis(3000), None);
         assert!(t.games >= 3, "{t:?}");
         let played: u32 = t.score.iter().map(|s| s.1).sum();
         assert_eq!(played, 2 * t.games, "{t:?}");
@@ -531,7 +540,7 @@ mod tests {
     #[test]
     fn no_time_keeps_the_default() {
         let m = propnet("tictactoe.kif", true);
-        let t = choose_playout(&m, MctsConfig::default(), &Candidate::ALL, 1, Instant::now());
+        let t = choose_playout(&m, MctsConfig::default(), &Candidate::ALL, 1, Instant::now(), None);
         assert_eq!(t.games, 0);
         assert_eq!(t.chosen, Candidate::ALL[0]);
     }
@@ -543,12 +552,12 @@ mod tests {
         let m = propnet("tictactoe.kif", false);
         let soon = Instant::now() + Duration::from_millis(500);
         let batch = [Candidate::ALL[2]];
-        let t = choose_playout(&m, MctsConfig::default(), &batch, 1, soon);
+        let t = choose_playout(&m, MctsConfig::default(), &batch, 1, soon, None);
         assert_eq!((t.games, t.chosen), (0, batch[0]));
         let dec = [Candidate::ALL[4]];
-        assert_eq!(choose_playout(&m, MctsConfig::default(), &dec, 1, soon).chosen, dec[0]);
+        assert_eq!(choose_playout(&m, MctsConfig::default(), &dec, 1, soon, None).chosen, dec[0]);
         let mast = MctsConfig { playout: Playout::Mast, ..MctsConfig::default() };
-        assert_eq!(choose_playout(&m, mast, &[], 1, soon).chosen, Candidate::ALL[1]);
+        assert_eq!(choose_playout(&m, mast, &[], 1, soon, None).chosen, Candidate::ALL[1]);
     }
 
     /// The candidates' written names read back, and unknown ones are errors that list them.
@@ -585,7 +594,7 @@ mod tests {
         let m = propnet("connect4.kif", false);
         let grave = Candidate { amaf: Some(Amaf::Grave), ..Candidate::ALL[0] };
         let two = [Candidate::ALL[0], grave];
-        let t = choose_playout(&m, MctsConfig::default(), &two, 1, Instant::now() + Duration::from_millis(2000));
+        let t = choose_playout(&m, MctsConfig::default(), &two, 1, Instant::now() + Duration::from_millis(2000), None);
         assert!(t.games >= MIN_GAMES, "{t:?}");
         assert_eq!((t.score[0].1, t.score[1].1), (t.games, t.games), "{t:?}");
         assert!((t.mean(0) + t.mean(1) - 1.0).abs() < 1e-9, "{t:?}");
@@ -604,8 +613,14 @@ mod tests {
     #[test]
     fn decisive_candidates_play_in_the_round_robin() {
         let m = propnet("connect4.kif", true);
-        let t =
-            choose_playout(&m, MctsConfig::default(), &Candidate::ALL, 1, Instant::now() + Duration::from_millis(4000));
+        let t = choose_playout(
+            &m,
+            MctsConfig::default(),
+            &Candidate::ALL,
+            1,
+            Instant::now() + Duration::from_millis(4000),
+            None,
+        );
         assert_eq!(t.candidates, Candidate::ALL);
         assert!(t.games >= 5, "{t:?}");
         assert!(t.score.iter().all(|s| s.1 > 0), "{t:?}");
@@ -620,7 +635,7 @@ mod tests {
     fn two_threads_share_the_round_robin() {
         let m = propnet("connect4.kif", true);
         let three = &Candidate::ALL[..3];
-        let t = choose_playout(&m, MctsConfig::default(), three, 2, Instant::now() + Duration::from_millis(3000));
+        let t = choose_playout(&m, MctsConfig::default(), three, 2, Instant::now() + Duration::from_millis(3000), None);
         assert!(t.games >= 3, "{t:?}");
         let played: u32 = t.score.iter().map(|s| s.1).sum();
         assert_eq!(played, 2 * t.games, "{t:?}");
@@ -652,6 +667,7 @@ mod tests {
             &Candidate::ALL[..2],
             2,
             Instant::now() + Duration::from_millis(1500),
+            None,
         );
         let played: u32 = t.score.iter().map(|s| s.1).sum();
         assert!(t.games >= 2, "{t:?}");

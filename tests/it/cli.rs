@@ -742,6 +742,45 @@ fn metagame_scores_every_playout_policy_and_chooses_the_best() {
     assert!(v["move_ms"].as_u64().unwrap() >= 2, "{v}");
 }
 
+/// With `heuristic = true`, meta-gaming first learns a heuristic (reported), and the
+/// self-play's playouts are cut by it: at flag_race one is found from the flags owned, at
+/// rock-paper-scissors none; `factotum heuristic` reports the same fit, and each role's best
+/// single feature.
+#[test]
+fn metagame_learns_a_heuristic_where_the_agent_asks_for_one() {
+    let v = json_of(&[
+        "metagame",
+        "gdl/flag_race.kif",
+        "--agent",
+        "agents/mcts_heuristic.toml",
+        "--seconds",
+        "4",
+        "--json",
+    ]);
+    let h = &v["heuristic"];
+    let found = h["found"].as_str().unwrap_or_else(|| panic!("no heuristic: {v}"));
+    assert!(found.contains("(owner") && found.contains("white:") && found.contains("black:"), "{v}");
+    assert!(h["playouts"].as_u64().unwrap() >= 200, "{v}");
+    assert!(v["games"].as_u64().unwrap() >= 2, "{v}");
+    let v = json_of(&[
+        "metagame",
+        "gdl/rock_paper_scissors.kif",
+        "--agent",
+        "agents/mcts_heuristic.toml",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
+    assert!(v["heuristic"]["found"].is_null(), "{v}");
+    let v = json_of(&["metagame", "gdl/flag_race.kif", "--agent", "agents/mcts.toml", "--seconds", "1", "--json"]);
+    assert!(v["heuristic"].is_null(), "{v}");
+    let v = json_of(&["heuristic", "gdl/flag_race.kif", "--seconds", "2", "--json"]);
+    assert!(v["found"].as_str().is_some_and(|f| f.contains("(owner")), "{v}");
+    assert_eq!(v["best"].as_array().map(Vec::len), Some(2), "{v}");
+    let v = json_of(&["heuristic", "gdl/breakthrough5.kif", "--seconds", "2", "--json"]);
+    assert!(v["found"].is_null() && v["playouts"].as_u64() == Some(4000), "{v}");
+}
+
 /// An agent with `metagame = true` chooses its playouts in the start clock of a real match
 /// (logged at info) and plays the match through without errors.
 #[test]
@@ -778,6 +817,39 @@ fn a_metagaming_agent_chooses_in_the_start_clock_and_plays() {
     assert_eq!(rec["isCompleted"], true, "{rec}");
     // The record keeps the choice (and the baseline's playouts).
     assert_eq!(rec["factotum"]["playouts"], serde_json::json!([chosen, "random"]), "{}", rec["factotum"]);
+    let errors = rec["errors"].as_array().unwrap();
+    assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
+}
+
+/// An agent with `heuristic = true` learns one in the start clock of a real match (logged at
+/// info with its features) and plays the match through without errors.
+#[test]
+fn a_heuristic_agent_learns_in_the_start_clock_and_plays() {
+    let out = temp_dir("heuristic-match");
+    let _c = Cleanup(out.clone());
+    let o = Command::new(env!("CARGO_BIN_EXE_factotum"))
+        .args([
+            "match",
+            "gdl/flag_race.kif",
+            "--player",
+            "agents/mcts_heuristic.toml",
+            "--player",
+            "agents/random.toml",
+        ])
+        .args(["--startclock", "3", "--playclock", "1", "--margin-s", "0.3", "--id", "heur"])
+        .args(["--out", out.to_str().unwrap()])
+        .env("RUST_LOG", "info")
+        .current_dir(root())
+        .output()
+        .expect("run factotum");
+    assert_no_panic(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err.lines().find(|l| l.contains("heuristic:")).unwrap_or_else(|| panic!("no heuristic line:\n{err}"));
+    assert!(line.contains("playouts cut after 10 joint moves") && line.contains("(owner"), "{line}");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("heur.json")).unwrap()).unwrap();
+    assert_eq!(rec["isCompleted"], true, "{rec}");
     let errors = rec["errors"].as_array().unwrap();
     assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
 }
