@@ -1033,7 +1033,12 @@ fn start_player<M: StateMachine + Clone + Send + 'static>(
 ) -> Box<dyn Player> {
     let heuristic = learned_heuristic(&m, cfg, seed, budget, in_start_clock, game);
     let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game, heuristic.as_ref());
-    player_with(m, r, wrap(chosen.searcher_with::<M>(seed, heuristic)), engine, chosen.playout_name())
+    // The record names cut playouts: `mast+cutoff` (batched playouts are never cut).
+    let mut playout = chosen.playout_name();
+    if heuristic.is_some() && chosen.playout != Playout::Batch {
+        playout.push_str("+cutoff");
+    }
+    player_with(m, r, wrap(chosen.searcher_with::<M>(seed, heuristic)), engine, playout)
 }
 
 /// With `heuristic` under the start clock: a heuristic learned from random playouts on `m`

@@ -88,6 +88,7 @@ fn every_shipped_config_loads() {
         rave_bias: main.rave_bias,
         grave_ref: main.grave_ref,
         exploration: main.exploration,
+        heuristic: main.heuristic,
         ..mg
     };
     assert_eq!(format!("{same:?}"), format!("{main:?}"));

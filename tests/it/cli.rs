@@ -772,7 +772,7 @@ fn metagame_learns_a_heuristic_where_the_agent_asks_for_one() {
         "--json",
     ]);
     assert!(v["heuristic"]["found"].is_null(), "{v}");
-    let v = json_of(&["metagame", "gdl/flag_race.kif", "--agent", "agents/mcts.toml", "--seconds", "1", "--json"]);
+    let v = json_of(&["metagame", "gdl/flag_race.kif", "--agent", "agents/mcts_meta.toml", "--seconds", "1", "--json"]);
     assert!(v["heuristic"].is_null(), "{v}");
     let v = json_of(&["heuristic", "gdl/flag_race.kif", "--seconds", "2", "--json"]);
     assert!(v["found"].as_str().is_some_and(|f| f.contains("(owner")), "{v}");
@@ -850,6 +850,10 @@ fn a_heuristic_agent_learns_in_the_start_clock_and_plays() {
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("heur.json")).unwrap()).unwrap();
     assert_eq!(rec["isCompleted"], true, "{rec}");
+    // The record names the cut playouts (batched ones are not cut).
+    let p = rec["factotum"]["playouts"][0].as_str().unwrap_or_default();
+    assert!(p.ends_with("+cutoff") || p == "batch", "{}", rec["factotum"]);
+    assert_eq!(rec["factotum"]["playouts"][1], "none", "{}", rec["factotum"]);
     let errors = rec["errors"].as_array().unwrap();
     assert!(errors.iter().flat_map(|e| e.as_array().unwrap()).all(|e| e.as_str() == Some("")), "{rec}");
 }
