@@ -714,10 +714,7 @@ fn run(cmd: Cmd) -> Result<ExitCode> {
                 Some(g) => g.candidates(&cfg.metagame_candidates),
                 None => cfg.metagame_candidates.clone(),
             };
-            let learned = cfg.heuristic.then(|| {
-                let now = std::time::Instant::now();
-                factotum::heuristic::learn(&mut m.clone(), seed, now + until.saturating_duration_since(now) / 8)
-            });
+            let learned = cfg.heuristic.then(|| factotum::heuristic::learn_within(&mut m.clone(), seed, until));
             let heuristic = learned.as_ref().and_then(|l| l.heuristic.clone()).map(std::sync::Arc::new);
             let t = factotum::search::metagame::choose_playout(
                 &m,

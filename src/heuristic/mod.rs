@@ -219,6 +219,13 @@ fn top_level_args(text: &str) -> Vec<String> {
     out
 }
 
+/// [`learn`] in an eighth of the time left until `deadline` (the share of a start clock the
+/// agent gives it, and `factotum metagame` too).
+pub fn learn_within<M: StateMachine>(m: &mut M, seed: u64, deadline: Instant) -> Learned {
+    let now = Instant::now();
+    learn(m, seed, now + deadline.saturating_duration_since(now) / 8)
+}
+
 /// Plays random playouts from the initial state until `until` (at most [`MAX_PLAYOUTS`]) and
 /// fits a [`Heuristic`] to them (see the module's doc).
 pub fn learn<M: StateMachine>(m: &mut M, seed: u64, until: Instant) -> Learned {
@@ -272,9 +279,10 @@ pub fn learn<M: StateMachine>(m: &mut M, seed: u64, until: Instant) -> Learned {
         let mut per_role: Vec<(Vec<usize>, Vec<f64>)> = Vec::new();
         for role in 0..roles {
             let y: Vec<f64> = (0..playouts).map(|p| ys[p * roles + role]).collect();
-            let top = (0..nf).map(|f| (correlation(&cols[f], &y), f)).max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
+            let corr: Vec<f64> = cols.iter().map(|x| correlation(x, &y)).collect();
+            let top = (0..nf).map(|f| (corr[f], f)).max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
             best.push(top.map(|(c, f)| (features[f].describe(m.roles()), c)).unwrap_or_default());
-            let (chosen, beta, q) = fit_role(&cols, &y);
+            let (chosen, beta, q) = fit_role(&cols, &corr, &y);
             quality[role] = q;
             for &f in &chosen {
                 if !used.contains(&f) {
@@ -303,16 +311,12 @@ pub fn learn<M: StateMachine>(m: &mut M, seed: u64, until: Instant) -> Learned {
     Learned { heuristic, quality, best, playouts, candidates: nf, millis: t0.elapsed().as_millis() as u64 }
 }
 
-/// One role's fit: the features chosen (by correlation with `y` over all playouts), the
-/// least-squares weights (intercept first) fitted on the even playouts, and the correlation
-/// of the prediction with `y` on the odd ones.
-fn fit_role(cols: &[Vec<f64>], y: &[f64]) -> (Vec<usize>, Vec<f64>, f64) {
-    let mut ranked: Vec<(f64, usize)> = cols
-        .iter()
-        .enumerate()
-        .map(|(f, x)| (correlation(x, y).abs(), f))
-        .filter(|(c, _)| *c >= MIN_CORRELATION)
-        .collect();
+/// One role's fit: the features chosen (by their correlations `corr` with `y` over all
+/// playouts), the least-squares weights (intercept first) fitted on the even playouts, and
+/// the correlation of the prediction with `y` on the odd ones.
+fn fit_role(cols: &[Vec<f64>], corr: &[f64], y: &[f64]) -> (Vec<usize>, Vec<f64>, f64) {
+    let mut ranked: Vec<(f64, usize)> =
+        corr.iter().enumerate().map(|(f, c)| (c.abs(), f)).filter(|(c, _)| *c >= MIN_CORRELATION).collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut chosen: Vec<usize> = Vec::new();
     for (_, f) in ranked {

@@ -55,7 +55,9 @@ fn least_squares_recovers_a_line() {
     // y = 0.2 + 0.1 x exactly: the fit finds it, and the held-out correlation is 1.
     let x: Vec<f64> = (0..40).map(|i| (i % 7) as f64).collect();
     let y: Vec<f64> = x.iter().map(|v| 0.2 + 0.1 * v).collect();
-    let (chosen, beta, q) = fit_role(&[vec![3.0; 40], x], &y);
+    let cols = [vec![3.0; 40], x];
+    let corr: Vec<f64> = cols.iter().map(|c| correlation(c, &y)).collect();
+    let (chosen, beta, q) = fit_role(&cols, &corr, &y);
     assert_eq!(chosen, vec![1], "the constant column has no correlation");
     assert!((beta[0] - 0.2).abs() < 1e-6 && (beta[1] - 0.1).abs() < 1e-6, "{beta:?}");
     assert!((q - 1.0).abs() < 1e-9, "{q}");
