@@ -136,11 +136,16 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
         let (mut m, _) = propnet::build_with(&game, &Budget::default(), true).unwrap();
         let s = m.initial_state();
         let plain = [Amaf::Off, Amaf::Rave, Amaf::Grave, Amaf::Killer, Amaf::Similar].map(|a| (a, Playout::Random));
-        let mast = [Amaf::Off, Amaf::Grave].map(|a| (a, Playout::Mast));
+        let mast = [(Amaf::Off, Playout::Mast), (Amaf::Grave, Playout::Mast), (Amaf::Off, Playout::Nst)];
         let batch = [(Amaf::Off, Playout::Batch)];
         let variants = plain.into_iter().chain(mast).chain(batch).map(|(a, p)| (a, p, false));
-        // Decisive moves, with random and MAST playouts, with and without AMAF.
-        let decisive = [(Amaf::Off, Playout::Random), (Amaf::Grave, Playout::Random), (Amaf::Off, Playout::Mast)];
+        // Decisive moves, with random, MAST and NST playouts, with and without AMAF.
+        let decisive = [
+            (Amaf::Off, Playout::Random),
+            (Amaf::Grave, Playout::Random),
+            (Amaf::Off, Playout::Mast),
+            (Amaf::Off, Playout::Nst),
+        ];
         // Transpositions (the table is looked up at each expansion), with random and MAST.
         let graph = [(Amaf::Off, Playout::Random), (Amaf::Off, Playout::Mast)];
         let variants = variants.chain(decisive.map(|(a, p)| (a, p, true))).map(|(a, p, d)| (a, p, d, false));
@@ -172,5 +177,43 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
                 "{file} {amaf:?} {playout:?} decisive {decisive} transpositions {transpositions}: allocations per call at 192 and 4000 iterations"
             );
         }
+    }
+}
+
+/// Playouts cut after a few joint moves and scored by a heuristic (counts of base
+/// propositions and a goal value, read off the state's bits) allocate nothing per iteration,
+/// with random, MAST and NST playouts.
+#[test]
+fn cut_playouts_scored_by_a_heuristic_allocate_nothing() {
+    use factotum::heuristic::{count_features, Feature, Heuristic};
+    use factotum::search::mcts::{Mcts, MctsConfig, Playout};
+    use factotum::search::{Limit, Search};
+    use std::sync::Arc;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let game = Game::load(&root.join("gdl").join("connect4.kif")).unwrap();
+    let (mut m, _) = propnet::build_with(&game, &Budget::default(), true).unwrap();
+    let s = m.initial_state();
+    let mut features = count_features(&m.base_texts());
+    features.truncate(3);
+    assert!(!features.is_empty(), "connect four has pieces to count");
+    features.push(Feature::Goal { role: 0 });
+    let k = features.len();
+    let mut w = vec![0.01; k + 1];
+    w[0] = 0.5;
+    let weights = vec![w.clone(), w];
+    let h = Arc::new(Heuristic { features, weights, quality: vec![1.0, 1.0], playouts: 0 });
+    for playout in [Playout::Random, Playout::Mast, Playout::Nst] {
+        let cfg = MctsConfig { node_budget: 1, playout, cutoff: 2, ..MctsConfig::default() };
+        let mut t = Mcts::new(cfg);
+        t.set_heuristic(Some(h.clone()));
+        t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
+        let mut per_call = Vec::new();
+        for n in [200, 4000] {
+            let before = allocs();
+            let c = t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
+            per_call.push(allocs() - before);
+            assert_eq!(c.iterations, n);
+        }
+        assert_eq!(per_call[0], per_call[1], "{playout:?}: allocations per call at 200 and 4000 iterations");
     }
 }

@@ -42,6 +42,7 @@ fn tree_parallel_iterations_allocate_nothing_on_any_thread() {
     for (playout, decisive, amaf) in [
         (Playout::Random, false, Amaf::Off),
         (Playout::Mast, false, Amaf::Off),
+        (Playout::Nst, false, Amaf::Off),
         (Playout::Batch, false, Amaf::Off),
         (Playout::Random, true, Amaf::Off),
         // The helper records its playouts' moves for GRAVE, the main thread counts them.

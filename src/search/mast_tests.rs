@@ -98,13 +98,31 @@ fn the_policy_plays_the_best_mean_but_for_epsilon() {
     let k = moves.len();
     let random = 1000 / k;
     for (eps, least, most) in [(0.0, 1000, 1000), (0.5, 440, 560 + random), (1.0, random / 2, random * 2)] {
-        let mut policy = MastPolicy::<PropnetMachine> { table: &table, roles, epsilon: eps, seq: &mut seq, amaf: None };
+        let mut policy = MastPolicy::<PropnetMachine> {
+            table: &table,
+            pairs: None,
+            before: &[],
+            roles,
+            epsilon: eps,
+            seq: &mut seq,
+            start: 0,
+            amaf: None,
+        };
         let hits = (0..1000).filter(|_| moves[policy.choose(0, &moves, &mut rng)] == best).count();
         assert!((least..=most).contains(&hits), "epsilon {eps}: best chosen {hits} times in 1000");
     }
     // A move never played counts as the best there is.
     table[mast_key::<PropnetMachine>(7, 0, roles) as usize] = (0.0, 0.0);
-    let mut policy = MastPolicy::<PropnetMachine> { table: &table, roles, epsilon: 0.0, seq: &mut seq, amaf: None };
+    let mut policy = MastPolicy::<PropnetMachine> {
+        table: &table,
+        pairs: None,
+        before: &[],
+        roles,
+        epsilon: 0.0,
+        seq: &mut seq,
+        start: 0,
+        amaf: None,
+    };
     assert_eq!(moves[policy.choose(0, &moves, &mut rng)], 7);
 }
 
@@ -142,10 +160,10 @@ fn the_propnets_policy_loop_agrees_with_the_generic_one() {
 fn mast_takes_a_win_and_blocks_a_loss_in_connect_four() {
     let mut m = propnet("connect4.kif");
     let s = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)");
-    for amaf in [Amaf::Off, Amaf::Grave] {
-        let mut t = Mcts::new(MctsConfig { amaf, ..mast() });
+    for (playout, amaf) in [(Playout::Mast, Amaf::Off), (Playout::Mast, Amaf::Grave), (Playout::Nst, Amaf::Off)] {
+        let mut t = Mcts::new(MctsConfig { amaf, playout, ..mast() });
         let c = t.select(&mut m, &s, 1, Limit::iterations(20_000)).unwrap();
-        assert_eq!(m.move_text(c.mv), "( drop 4 )", "{amaf:?} blocks");
+        assert_eq!(m.move_text(c.mv), "( drop 4 )", "{playout:?} {amaf:?} blocks");
     }
 }
 
@@ -180,7 +198,7 @@ fn decisive_playouts_take_the_win_and_block_the_loss_in_connect_four() {
     let mut m = propnet("connect4.kif");
     let win = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3) (drop 6)");
     let block = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)");
-    for playout in [Playout::Random, Playout::Mast] {
+    for playout in [Playout::Random, Playout::Mast, Playout::Nst] {
         for amaf in [Amaf::Off, Amaf::Grave] {
             let cfg = MctsConfig { seed: 9, playout, amaf, decisive: true, ..MctsConfig::default() };
             let mut t = Mcts::new(cfg);
@@ -191,4 +209,100 @@ fn decisive_playouts_take_the_win_and_block_the_loss_in_connect_four() {
             assert_eq!(m.move_text(c.mv), "( drop 4 )", "{playout:?} {amaf:?} blocks");
         }
     }
+}
+
+/// The plays counted in NST's 2-grams.
+fn pair_plays(t: &Mcts<PropnetMachine>) -> f64 {
+    t.mast.pairs.plays()
+}
+
+#[test]
+fn nst_counts_each_roles_2grams_from_the_root_through_the_playout() {
+    let mut m = propnet("tictactoe.kif");
+    let s = m.initial_state();
+    let mut t = Mcts::new(MctsConfig { playout: Playout::Nst, ..mast() });
+    for i in 1..=50u32 {
+        let (before, pairs_before) = (sums(&t, 2), pair_plays(&t));
+        t.select(&mut m, &s, 0, Limit::iterations(1)).unwrap();
+        let plies = sums(&t, 2)[0].1 - before[0].1;
+        // Every joint move after the first, the tree's and the playout's alike, counts one
+        // 2-gram per role (a solved node's iteration plays nothing: its path has no pairs
+        // beyond those of the path).
+        let pairs = pair_plays(&t) - pairs_before;
+        assert_eq!(pairs, 2.0 * (plies - 1.0).max(0.0), "iteration {i}: {plies} plies");
+    }
+    assert!(pair_plays(&t) > 0.0);
+    // MAST keeps no 2-grams.
+    let mut t = Mcts::new(mast());
+    t.select(&mut m, &s, 0, Limit::iterations(50)).unwrap();
+    assert!(!t.mast.pairs.is_on());
+}
+
+#[test]
+fn the_nst_policy_plays_the_best_reply_once_it_is_known() {
+    let m = propnet("connect4.kif");
+    let roles = m.roles().len();
+    let bound = m.move_number_bound();
+    let moves: Vec<u32> = (0..bound as u32).collect();
+    // Every move alike for MAST; role 0's move 5 is the best reply to role 1's move 2.
+    let table = vec![(5.0, 10.0); bound * roles];
+    let key = |mv: u32, r: usize| mast_key::<PropnetMachine>(mv, r, roles);
+    let mut pairs = PairTable::new();
+    pairs.ensure();
+    let reply = |pairs: &mut PairTable, plays: usize| {
+        for _ in 0..plays {
+            pairs.add(key(2, 1), key(5, 0), 1.0);
+        }
+    };
+    reply(&mut pairs, 6);
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    // Chosen 200 times after the joint move `last`, recorded in the playout's keys from
+    // `start` on (`start` 2: the keys are an earlier playout's) or given as the tree's last
+    // joint move (`tree`).
+    let mut count = |pairs: &PairTable, last: [u32; 2], start: usize, tree: bool| {
+        let mut seq = if tree { Vec::new() } else { vec![last[0], last[1]] };
+        let start = if tree { 0 } else { start };
+        let mut policy = MastPolicy::<PropnetMachine> {
+            table: &table,
+            pairs: Some(pairs),
+            before: if tree { &last[..] } else { &[] },
+            roles,
+            epsilon: 0.0,
+            seq: &mut seq,
+            start,
+            amaf: None,
+        };
+        (0..200).filter(|_| moves[policy.choose(0, &moves, &mut rng)] == 5).count()
+    };
+    let after_2 = [key(1, 0), key(2, 1)];
+    assert!(count(&pairs, after_2, 0, false) < 200, "six plays are fewer than k: MAST's tie");
+    reply(&mut pairs, 1);
+    assert_eq!(count(&pairs, after_2, 0, false), 200, "the reply, once played k times");
+    assert_eq!(count(&pairs, after_2, 0, true), 200, "the reply to the tree's last move");
+    assert!(count(&pairs, [key(1, 0), key(3, 1)], 0, false) < 200, "not after another move");
+    assert!(count(&pairs, [key(1, 0), key(3, 1)], 0, true) < 200, "not after another tree move");
+    assert!(count(&pairs, after_2, 2, false) < 200, "not across playouts: the keys are an earlier playout's");
+}
+
+/// NST on two threads: the helpers play by a copy of the 2-grams and their playouts' pairs
+/// are counted; the search blocks the threat.
+#[test]
+fn tree_parallel_nst_counts_the_helpers_pairs_and_blocks() {
+    let mut m = propnet("connect4.kif");
+    let s = connect_four_after(&mut m, "(drop 1) (drop 7) (drop 2) (drop 7) (drop 3)");
+    let mut t = TreeParallelMcts::<PropnetMachine>::new(MctsConfig { playout: Playout::Nst, ..mast() }, 2);
+    let c = t.select(&mut m, &s, 1, Limit::iterations(20_000)).unwrap();
+    assert_eq!(m.move_text(c.mv), "( drop 4 )");
+    let tree = t.tree();
+    assert!(tree.helper_playouts() > 0, "the helper played");
+    // Each update (an iteration of the main thread or a helper's playout) adds two 2-grams
+    // per joint move after its first, counted for MAST once per role: the helpers' pairs are
+    // counted as their moves are.
+    let plays = sums(tree, 2)[0].1;
+    let pairs = pair_plays(tree);
+    assert!(
+        pairs >= 2.0 * (plays - c.iterations as f64) - 1.0,
+        "{pairs} pairs for {plays} plays, {} updates",
+        c.iterations
+    );
 }

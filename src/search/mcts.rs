@@ -24,6 +24,7 @@
 //! ids in reused arrays: no allocation per iteration.
 
 use super::classes::{PositionClasses, NO_CLASS};
+use super::nst::{self, PairTable};
 use super::trap_check::{self, TrapWatch};
 use super::trap_memory::TrapMemory;
 use super::{reward, Choice, Limit, Search, TrapFound};
@@ -123,6 +124,18 @@ pub enum Playout {
     /// AMAF statistics are not gathered. On an engine without a batch machine, random
     /// playouts one at a time.
     Batch,
+    /// NST (the N-gram selection technique, [`super::nst`]): MAST whose statistics are kept
+    /// for moves alone and for 2-grams, a move after the previous role's move at the joint
+    /// move before; a playout move's value is the mean of its MAST mean and, once the 2-gram
+    /// has been played often enough, the 2-gram's mean. ε-greedy and decayed as MAST.
+    Nst,
+}
+
+impl Playout {
+    /// Whether playouts play by learned move statistics (MAST's table, and NST's 2-grams).
+    pub fn learns_moves(self) -> bool {
+        matches!(self, Playout::Mast | Playout::Nst)
+    }
 }
 
 /// Tuning of [`Mcts`].
@@ -419,15 +432,52 @@ struct BatchState<M: StateMachine> {
 struct MastState {
     /// Per key (move number × roles + role): the role's reward sum and the count of plays.
     table: Vec<(f64, f64)>,
+    /// NST's 2-grams (no slots unless the playouts are [`Playout::Nst`]).
+    pairs: PairTable,
     /// The playout's moves as keys (`NONE` for moves without a number), roles per ply.
     seq: Vec<u32>,
+    /// NST: the keys of the joint move before and of this one, for the update; `before` is
+    /// also the playout's context (the tree's last joint move) while it runs.
+    before: Vec<u32>,
+    now: Vec<u32>,
     /// The root the statistics were last decayed for.
     at: Option<u64>,
+}
+
+impl MastState {
+    fn new() -> MastState {
+        MastState {
+            table: Vec::new(),
+            pairs: PairTable::new(),
+            seq: Vec::new(),
+            before: Vec::new(),
+            now: Vec::new(),
+            at: None,
+        }
+    }
 }
 
 /// Most keys MAST's table holds (64 MiB): moves numbered beyond (an interpreter's terms in a
 /// very large game) keep no statistics and count as never played.
 const MAST_MAX_KEYS: usize = 1 << 22;
+
+/// The keys (MAST's) of the joint move of descent step `d` (`path[d]`'s node, the moves
+/// `path_moves` picked there) into `out`, one per role.
+fn step_keys<M: StateMachine>(
+    nodes: &[Node<M::State, M::Move>],
+    path: &[u32],
+    path_moves: &[u32],
+    d: usize,
+    roles: usize,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    let node = &nodes[path[d] as usize];
+    for r in 0..roles {
+        let mv = node.moves[node.offs[r] as usize + path_moves[d * roles + r] as usize];
+        out.push(mast_key::<M>(mv, r, roles));
+    }
+}
 
 /// The key of `role`'s move `mv` in MAST's table.
 fn mast_key<M: StateMachine>(mv: M::Move, role: usize, roles: usize) -> u32 {
@@ -437,13 +487,20 @@ fn mast_key<M: StateMachine>(mv: M::Move, role: usize, roles: usize) -> u32 {
     }
 }
 
-/// MAST's playout policy (see [`Playout::Mast`]); it also records the playout's moves for
-/// the update, and for AMAF when that is on.
+/// MAST's playout policy (see [`Playout::Mast`]), NST's with 2-grams (see [`Playout::Nst`]);
+/// it also records the playout's moves for the update, and for AMAF when that is on.
 struct MastPolicy<'a, M: StateMachine> {
     table: &'a [(f64, f64)],
+    /// NST's 2-grams (`None` for MAST).
+    pairs: Option<&'a PairTable>,
+    /// NST: the keys of the joint move that led to the playout's first state (the tree's
+    /// last), one per role; empty where there is none.
+    before: &'a [u32],
     roles: usize,
     epsilon: f64,
     seq: &'a mut Vec<u32>,
+    /// Where this playout's keys begin in `seq` (a helper's playouts follow one another).
+    start: usize,
     amaf: AmafSink<'a, M::Move>,
 }
 
@@ -453,14 +510,25 @@ impl<M: StateMachine> crate::machine::PlayoutPolicy<M::Move> for MastPolicy<'_, 
         if rng.gen::<f64>() < self.epsilon {
             return rng.gen_range(0..k);
         }
+        // NST: the previous role's move at the joint move before, once the playout has one.
+        let at = self.seq.len();
+        let prev = match self.pairs {
+            None => NONE,
+            Some(_) if at >= self.start + self.roles => self.seq[at - self.roles + nst::context_role(role, self.roles)],
+            Some(_) => self.before.get(nst::context_role(role, self.roles)).copied().unwrap_or(NONE),
+        };
         let start = rng.gen_range(0..k);
         let (mut best, mut best_v) = (start, f64::NEG_INFINITY);
         for j in 0..k {
             let i = if start + j >= k { start + j - k } else { start + j };
             let key = mast_key::<M>(legal[i], role, self.roles);
-            let v = match self.table.get(key as usize) {
+            let single = match self.table.get(key as usize) {
                 Some(&(w, n)) if n > 0.0 => w / n,
                 _ => 1.0,
+            };
+            let v = match self.pairs.and_then(|p| p.mean(prev, key)) {
+                Some(p) => 0.5 * (single + p),
+                None => single,
             };
             if v > best_v {
                 best_v = v;
@@ -516,9 +584,15 @@ struct PlayoutKit {
 /// Where a playout's moves go for AMAF: the moves' ids, and the sequence they are pushed to.
 type AmafSink<'a, Mv> = Option<(&'a FxHashMap<(u32, Mv), u32>, &'a mut Vec<u32>)>;
 
-/// MAST's side of a playout: the table it plays by, and the sequence its moves' keys are
-/// pushed to.
-type MastSink<'a> = Option<(&'a [(f64, f64)], &'a mut Vec<u32>)>;
+/// MAST's side of a playout: the table it plays by, NST's 2-grams (`None` for MAST) and the
+/// keys of the joint move before the playout (empty where unknown), and the sequence its
+/// moves' keys are pushed to.
+struct MastSink<'a> {
+    table: &'a [(f64, f64)],
+    pairs: Option<&'a PairTable>,
+    before: &'a [u32],
+    seq: &'a mut Vec<u32>,
+}
 
 impl PlayoutKit {
     fn new(cfg: &MctsConfig, roles: usize) -> PlayoutKit {
@@ -531,8 +605,8 @@ impl PlayoutKit {
     }
 
     /// A playout from `play` (which ends as the last state reached): uniformly random moves,
-    /// or MAST's with `mast` (its table, and the sequence the moves' keys are pushed to), with
-    /// decisive moves when `dec` is given, the moves recorded for AMAF when `amaf` is given.
+    /// or MAST's (and NST's) with `mast`, with decisive moves when `dec` is given, the moves
+    /// recorded for AMAF when `amaf` is given.
     #[allow(clippy::too_many_arguments)]
     fn run<M: StateMachine, R: Rng>(
         self,
@@ -541,12 +615,14 @@ impl PlayoutKit {
         rng: &mut R,
         bufs: &mut PlayoutBuffers<M>,
         dec: Option<&mut DecisiveBuffers<M>>,
-        mast: MastSink<'_>,
+        mast: Option<MastSink<'_>>,
         amaf: AmafSink<'_, M::Move>,
     ) -> crate::machine::PlayoutResult {
         let depth = self.depth;
-        if let Some((table, seq)) = mast {
-            let mut policy = MastPolicy::<M> { table, roles: self.roles, epsilon: self.epsilon, seq, amaf };
+        if let Some(MastSink { table, pairs, before, seq }) = mast {
+            let start = seq.len();
+            let (roles, epsilon) = (self.roles, self.epsilon);
+            let mut policy = MastPolicy::<M> { table, pairs, before, roles, epsilon, seq, start, amaf };
             return match dec {
                 Some(d) => decisive_playout(machine, play, rng, depth, bufs, d, &mut policy, true),
                 None => machine.playout_policy(play, rng, depth, bufs, &mut policy),
@@ -697,7 +773,7 @@ impl<M: StateMachine> Mcts<M> {
             hinted_at: None,
             hint_finds: Vec::new(),
             watch: TrapWatch::new(),
-            mast: MastState { table: Vec::new(), seq: Vec::new(), at: None },
+            mast: MastState::new(),
             batch: BatchState { starts: Vec::new(), pending: Vec::new(), sums: Vec::new() },
             helpers: None,
             heuristic: None,
@@ -1232,9 +1308,13 @@ impl<M: StateMachine> Mcts<M> {
     }
 
     /// MAST's update for the descent `path[lo..hi]` and the playout of keys `seq` (roles per
-    /// ply), which gave `rewards`.
+    /// ply), which gave `rewards`; with NST's 2-grams on, theirs too (the descent's path
+    /// begins at the root, and its playout follows it).
     fn mast_add(&mut self, lo: usize, hi: usize, seq: &[u32], rewards: &[f64]) {
         let roles = self.roles;
+        if self.cfg.playout == Playout::Nst && roles > 0 {
+            self.pairs_add(lo, hi, seq, rewards);
+        }
         let table = &mut self.mast.table;
         let mut add = |key: u32, r: usize| {
             if key == NONE {
@@ -1260,12 +1340,39 @@ impl<M: StateMachine> Mcts<M> {
         }
     }
 
+    /// NST's update of the 2-grams of the descent `path[lo..hi]` and its playout `seq` (see
+    /// `mast_add`).
+    fn pairs_add(&mut self, lo: usize, hi: usize, seq: &[u32], rewards: &[f64]) {
+        let roles = self.roles;
+        let MastState { pairs, before, now, .. } = &mut self.mast;
+        before.clear();
+        for d in lo..hi {
+            step_keys::<M>(&self.nodes, &self.path, &self.path_moves, d, roles, now);
+            if !before.is_empty() {
+                nst::add_step(pairs, before, now, rewards);
+            }
+            std::mem::swap(before, now);
+        }
+        for step in seq.chunks_exact(roles) {
+            if !before.is_empty() {
+                nst::add_step(pairs, before, step, rewards);
+            }
+            before.clear();
+            before.extend_from_slice(step);
+        }
+    }
+
     /// MAST at a new root: the table sized for the engine's moves, and the statistics of
-    /// earlier turns decayed.
+    /// earlier turns decayed; NST's 2-grams made when the playouts are NST's.
     fn mast_new_root(&mut self, machine: &M, root_hash: u64) {
         let want = machine.move_number_bound().saturating_mul(self.roles).min(MAST_MAX_KEYS);
         if self.mast.table.len() < want {
             self.mast.table.resize(want, (0.0, 0.0));
+        }
+        if self.cfg.playout == Playout::Nst {
+            self.mast.pairs.ensure();
+            self.mast.before.reserve(self.roles);
+            self.mast.now.reserve(self.roles);
         }
         // The playout's recorded moves, at their longest, so that iterations do not grow them.
         let most = self.cfg.max_playout_depth.min(100_000) * self.roles;
@@ -1277,6 +1384,7 @@ impl<M: StateMachine> Mcts<M> {
             if self.mast.at.is_some() {
                 let g = self.cfg.mast_decay;
                 self.mast.table.iter_mut().for_each(|e| *e = (e.0 * g, e.1 * g));
+                self.mast.pairs.decay(g);
             }
             self.mast.at = Some(root_hash);
         }
@@ -1469,7 +1577,7 @@ impl<M: StateMachine> Mcts<M> {
             self.amaf.seq = seq;
             self.rewards = rewards;
         }
-        if self.cfg.playout == Playout::Mast {
+        if self.cfg.playout.learns_moves() {
             self.mast_update();
         }
         let rewards = std::mem::take(&mut self.rewards);
@@ -1794,13 +1902,28 @@ impl<M: StateMachine> Mcts<M> {
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
         let amaf = (self.cfg.amaf != Amaf::Off).then_some((&self.amaf.ids, &mut self.amaf.seq));
         self.mast.seq.clear();
-        let mast = (self.cfg.playout == Playout::Mast).then_some((&self.mast.table[..], &mut self.mast.seq));
+        let nst = self.cfg.playout == Playout::Nst;
+        if nst {
+            // The tree's last joint move: the context of the playout's first.
+            match self.path.len() {
+                0 => self.mast.before.clear(),
+                n => {
+                    step_keys::<M>(&self.nodes, &self.path, &self.path_moves, n - 1, self.roles, &mut self.mast.before)
+                }
+            }
+        }
+        let mast = self.cfg.playout.learns_moves().then_some(MastSink {
+            table: &self.mast.table[..],
+            pairs: nst.then_some(&self.mast.pairs),
+            before: if nst { &self.mast.before[..] } else { &[] },
+            seq: &mut self.mast.seq,
+        });
         let result = kit.run(machine, &mut play, &mut self.rng, &mut bufs, dec.as_mut(), mast, amaf);
         if dec.is_some() {
             self.dec = dec;
         }
-        let cut = self.cfg.cutoff > 0 && !result.terminal;
-        Self::score(machine, self.heuristic.as_deref().filter(|_| cut), &play, result.terminal, &mut self.rewards);
+        let h = self.heuristic.as_deref().filter(|_| self.cfg.cutoff > 0);
+        Self::score(machine, h, &play, result.terminal, &mut self.rewards);
         self.play = Some(play);
         self.bufs = Some(bufs);
         result.terminal
@@ -2169,7 +2292,7 @@ where
             self.root = NONE;
             self.amaf = AmafState::new();
             self.classes = PositionClasses::new(self.roles);
-            self.mast = MastState { table: Vec::new(), seq: Vec::new(), at: None };
+            self.mast = MastState::new();
         }
         if role >= self.roles {
             return None;
@@ -2181,7 +2304,7 @@ where
         }
         self.sim.started = Instant::now();
         let root_hash = state_hash(&root.state);
-        if self.cfg.playout == Playout::Mast {
+        if self.cfg.playout.learns_moves() {
             self.mast_new_root(machine, root_hash);
         }
         if self.hinted_at != Some(root_hash) {

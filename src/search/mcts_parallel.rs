@@ -77,11 +77,16 @@ struct Job<S, Mv> {
     /// On the engine's batch machine (else one playout at a time).
     batch: bool,
     decisive: bool,
-    /// MAST playouts, by the copy of the table in `table`.
+    /// MAST playouts, by the copy of the table in `table` (and NST's, of the 2-grams in `pairs`).
     mast: bool,
+    nst: bool,
     kit: PlayoutKit,
     until: Instant,
     table: Vec<(f64, f64)>,
+    pairs: PairTable,
+    /// NST: per leaf, the keys of the joint move that led to it (roles per leaf; `NONE` where
+    /// the descent has no move).
+    before: Vec<u32>,
     /// Playouts per leaf (0: given up at `until`); the leaves with results (the first
     /// `done`); the rewards summed per leaf and role; MAST's keys of the playouts one after
     /// another, and where each ends.
@@ -112,9 +117,12 @@ impl<S, Mv> Job<S, Mv> {
             batch: false,
             decisive: false,
             mast: false,
+            nst: false,
             kit: PlayoutKit { depth: 0, epsilon: 0.0, roles, filter: false },
             until: Instant::now(),
             table: Vec::new(),
+            pairs: PairTable::new(),
+            before: Vec::new(),
             per: 0,
             done: 0,
             sums: Vec::new(),
@@ -188,7 +196,12 @@ fn play_job<M: StateMachine>(
         }
         play.clone_from(&job.starts[i]);
         let d = if job.decisive { Some(dec.get_or_insert_with(|| job.kit.decisive_buffers(machine))) } else { None };
-        let mast = job.mast.then_some((&job.table[..], &mut job.seq));
+        let mast = job.mast.then_some(MastSink {
+            table: &job.table[..],
+            pairs: job.nst.then_some(&job.pairs),
+            before: if job.nst { &job.before[i * roles..(i + 1) * roles] } else { &[] },
+            seq: &mut job.seq,
+        });
         let amaf = job.amaf.then_some((&job.ids, &mut job.aseq));
         let result = job.kit.run(machine, play, rng, bufs, d, mast, amaf);
         match job.heuristic.as_deref() {
@@ -360,8 +373,24 @@ impl<M: StateMachine> Mcts<M> {
         mine.path_probs.clear();
         mine.path_probs.extend_from_slice(&self.path_probs);
         job.count = mine.pending.len();
+        job.nst = self.cfg.playout == Playout::Nst;
+        if job.nst {
+            // Each leaf's context: its descent's last joint move.
+            job.before.clear();
+            let mut lo = 0;
+            for &(hi, _) in &mine.pending {
+                let hi = hi as usize;
+                if hi > lo {
+                    step_keys::<M>(&self.nodes, &self.path, &self.path_moves, hi - 1, self.roles, &mut self.mast.now);
+                    job.before.extend_from_slice(&self.mast.now);
+                } else {
+                    job.before.extend(std::iter::repeat_n(NONE, self.roles));
+                }
+                lo = hi;
+            }
+        }
         job.decisive = self.cfg.decisive && !job.batch;
-        job.mast = self.cfg.playout == Playout::Mast;
+        job.mast = self.cfg.playout.learns_moves();
         job.amaf = self.cfg.amaf != Amaf::Off && !job.batch;
         job.kit = self.kit();
         if job.heuristic.as_ref().map(Arc::as_ptr) != self.heuristic.as_ref().map(Arc::as_ptr) {
@@ -386,6 +415,9 @@ impl<M: StateMachine> Mcts<M> {
         if job.mast && job.count > 0 && (stale || job.table.len() != self.mast.table.len()) {
             let t = Instant::now();
             job.table.clone_from(&self.mast.table);
+            if job.nst {
+                job.pairs.copy_from(&self.mast.pairs);
+            }
             *table_cost = t.elapsed();
             *table_at = Some(Instant::now());
         }

@@ -38,8 +38,8 @@ const MAX_PLIES: usize = 1000;
 
 /// A playout meta-gaming may choose: a policy, with or without decisive moves, and with
 /// or without AMAF statistics. Written `random`, `mast`, `batch`, `random+decisive`,
-/// `mast+decisive`, each optionally followed by `+rave`, `+grave`, `+killer` or `+similar`
-/// (agent key `metagame_candidates`): `random+grave` is random playouts under GRAVE, which
+/// `mast+decisive`, `nst`, `nst+decisive`, each optionally followed by `+rave`, `+grave`,
+/// `+killer` or `+similar` (agent key `metagame_candidates`): `random+grave` is random playouts under GRAVE, which
 /// makes meta-gaming the per-game gate on AMAF that Sancho has (AMAF wins some games and
 /// loses others: `matches/amaf`). Batched playouts have neither decisive moves nor AMAF.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -53,12 +53,14 @@ pub struct Candidate {
 
 impl Candidate {
     /// Every playout, in the order of the default list, with the agent's own AMAF.
-    pub const ALL: [Candidate; 5] = [
+    pub const ALL: [Candidate; 7] = [
         Candidate { playout: Playout::Random, decisive: false, amaf: None },
         Candidate { playout: Playout::Mast, decisive: false, amaf: None },
         Candidate { playout: Playout::Batch, decisive: false, amaf: None },
         Candidate { playout: Playout::Random, decisive: true, amaf: None },
         Candidate { playout: Playout::Mast, decisive: true, amaf: None },
+        Candidate { playout: Playout::Nst, decisive: false, amaf: None },
+        Candidate { playout: Playout::Nst, decisive: true, amaf: None },
     ];
 
     /// The default list: the policies without decisive moves. Self-play at a few
@@ -84,6 +86,7 @@ impl std::fmt::Display for Candidate {
             Playout::Random => "random",
             Playout::Mast => "mast",
             Playout::Batch => "batch",
+            Playout::Nst => "nst",
         };
         write!(f, "{p}{}", if self.decisive { "+decisive" } else { "" })?;
         match AMAF_NAMES.iter().find(|(_, a)| Some(*a) == self.amaf) {
@@ -576,6 +579,9 @@ mod tests {
         let md = Candidate::try_from(" mast+decisive+rave".to_string()).expect("mast+decisive+rave");
         assert_eq!(md, Candidate { amaf: Some(Amaf::Rave), ..Candidate::ALL[4] });
         assert_eq!(Candidate::try_from(md.to_string()), Ok(md));
+        let nd = Candidate::try_from("nst+decisive".to_string()).expect("nst+decisive");
+        assert_eq!((nd.playout, nd.decisive, nd.amaf), (Playout::Nst, true, None));
+        assert_eq!(Candidate::try_from("nst".to_string()).map(|c| c.playout), Ok(Playout::Nst));
         for bad in ["batch+grave", "random+off", "grave", "random+grave+decisive", "random+grave+grave"] {
             assert!(Candidate::try_from(bad.to_string()).is_err(), "{bad}");
         }

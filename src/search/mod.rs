@@ -7,6 +7,7 @@ mod classes;
 pub mod factored;
 pub mod mcts;
 pub mod metagame;
+pub mod nst;
 pub mod split;
 pub mod trap_check;
 pub mod trap_memory;

@@ -19,9 +19,14 @@ fn after(m: &mut PropnetMachine, moves: &str) -> <PropnetMachine as StateMachine
     crate::machine::play_texts(m, &init, &moves).unwrap()
 }
 
-/// The playouts helpers play: random, MAST, batched, and random with decisive moves.
-const KINDS: [(Playout, bool); 4] =
-    [(Playout::Random, false), (Playout::Mast, false), (Playout::Batch, false), (Playout::Random, true)];
+/// The playouts helpers play: random, MAST, batched, random with decisive moves, and NST.
+const KINDS: [(Playout, bool); 5] = [
+    (Playout::Random, false),
+    (Playout::Mast, false),
+    (Playout::Batch, false),
+    (Playout::Random, true),
+    (Playout::Nst, false),
+];
 
 fn cfg(playout: Playout, decisive: bool) -> MctsConfig {
     MctsConfig { seed: 11, playout, decisive, ..MctsConfig::default() }
