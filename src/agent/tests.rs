@@ -76,11 +76,17 @@ fn every_shipped_config_loads() {
     };
     assert_eq!(format!("{same:?}"), format!("{low:?}"));
     // The main agent with GRAVE among its candidates differs from it in those keys alone (and
-    // in the exploration constant: the main agent's is 0.4 since session 37).
+    // in the exploration constant, 0.4 since session 37, and in NST in place of MAST among
+    // the candidates since session 38).
     let main = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
     let mg = AgentConfig::load(&root().join("agents/mcts_meta_grave.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(mg.metagame_candidates.last().and_then(|c| c.amaf), Some(Amaf::Grave));
-    assert_eq!(mg.metagame_candidates[..mg.metagame_candidates.len() - 1], main.metagame_candidates[..]);
+    assert_eq!(mg.metagame_candidates[..mg.metagame_candidates.len() - 1], Candidate::DEFAULT[..]);
+    let nst: Vec<String> = main.metagame_candidates.iter().map(|c| c.to_string()).collect();
+    assert_eq!(nst, ["random", "nst", "batch"]);
+    // The NST agent of tournaments/nst.toml is the main agent under another name.
+    let n = AgentConfig::load(&root().join("agents/mcts_nst.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", AgentConfig { name: main.name.clone(), ..n }), format!("{main:?}"));
     let same = AgentConfig {
         name: main.name.clone(),
         metagame_candidates: main.metagame_candidates.clone(),
@@ -254,7 +260,7 @@ fn a_batched_player_searches_on_the_batch_machine() {
 /// at connect four it blocks and wins, with each playout kind its helper can play.
 #[test]
 fn a_tree_parallel_player_blocks_and_wins() {
-    for playout in ["random", "mast", "batch"] {
+    for playout in ["random", "mast", "batch", "nst"] {
         let text = format!("threads = 2\nparallel = \"tree\"\nplayout = \"{playout}\"");
         let cfg = AgentConfig::parse(&text).unwrap_or_else(|e| panic!("{e}"));
         blocks_and_wins(&cfg, playout);
