@@ -129,9 +129,9 @@ pub struct AgentConfig {
     /// the move about to be played, are checked by the exact trap finder, and kept out of
     /// the choice once proven lost (see `search::trap_check`).
     pub trap_check: bool,
-    /// How MCTS playouts choose moves: `random`, `mast`, or `batch` (random playouts many
-    /// at once on the propnet's batch machine, from `batch_leaves` leaves per batch); see
-    /// `search::mcts::Playout`.
+    /// How MCTS playouts choose moves: `random`, `mast`, `nst` (MAST with 2-grams), or
+    /// `batch` (random playouts many at once on the propnet's batch machine, from
+    /// `batch_leaves` leaves per batch); see `search::mcts::Playout`.
     pub playout: Playout,
     /// With `playout = "batch"`: leaves selected (with virtual loss) per batch of 256
     /// playouts, 1 to 256; each leaf gets 256 / `batch_leaves` playouts.
@@ -751,18 +751,23 @@ fn propnet_or_log<T>(build: impl FnOnce() -> Result<T, propnet::GroundError>) ->
     }
 }
 
-/// A propnet player for `role` of `game`, within `budget`.
-/// With `in_start_clock`, the build is under the start clock, and meta-gaming (`metagame`)
-/// may take half of what the build left of it; a build in the background plays the
-/// configured options.
-fn propnet_player(
-    game: &Game,
-    role: &str,
-    cfg: &AgentConfig,
+/// What the build of a player for one game reads, at every step of the start clock's work
+/// (propnet, analysis, heuristic, meta-gaming): the game, the agent's options, the seed, the
+/// build's budget, and whether the build is under the start clock (`in_start_clock`:
+/// meta-gaming and the heuristic then take their shares of what is left of it; a build in the
+/// background plays the configured options).
+#[derive(Clone, Copy)]
+struct Build<'a> {
+    game: &'a Game,
+    cfg: &'a AgentConfig,
     seed: u64,
-    budget: &Budget,
+    budget: &'a Budget,
     in_start_clock: bool,
-) -> Result<Outcome<Box<dyn Player>>, String> {
+}
+
+/// A propnet player for `role` of the game, within the build's budget.
+fn propnet_player(b: Build<'_>, role: &str) -> Result<Outcome<Box<dyn Player>>, String> {
+    let Build { game, cfg, budget, in_start_clock, .. } = b;
     // The batch machine, for batched playouts or for meta-gaming to try them.
     let batch = cfg.kind == Kind::Mcts && (cfg.playout == Playout::Batch || (cfg.metagame && in_start_clock));
     Ok(match propnet_or_log(|| propnet::build_keeping_net(game, budget, batch)) {
@@ -780,21 +785,12 @@ fn propnet_player(
             if let (true, Some(facts)) = (cfg.goal_latches && mcts, &facts) {
                 set_goal_latches(&net, facts, &mut m, game);
             }
-            let (net, watch) = match factored_search(
-                net,
-                facts,
-                cfg,
-                seed,
-                budget,
-                report.total_s,
-                game,
-                m.roles().len(),
-            ) {
+            let (net, watch) = match factored_search(b, net, facts, report.total_s, m.roles().len()) {
                 Factoring::Apart(f) => {
                     // Meta-gaming chooses the playouts on the whole game; the factor trees'
                     // rollouts play the whole game, so they use the same.
-                    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game, None);
-                    let search = f.with_playout(chosen.playout).with_plain(chosen.searcher(seed));
+                    let chosen = chosen_config(b, &m, None);
+                    let search = f.with_playout(chosen.playout).with_plain(chosen.searcher(b.seed));
                     return Ok(Outcome::Built(player_with(
                         m,
                         r,
@@ -807,7 +803,7 @@ fn propnet_player(
                 Factoring::No(net) => (net, None),
                 Factoring::Split(a) => match SplitMachine::new(m.clone(), &a) {
                     Some(split) => {
-                        return Ok(Outcome::Built(split_player(m, split, r, cfg, seed, budget, in_start_clock, game)));
+                        return Ok(Outcome::Built(split_player(b, m, split, r)));
                     }
                     None => {
                         tracing::info!(game = %game.name, "compound moves: fewer than two factors offer a choice; searched whole");
@@ -851,25 +847,16 @@ fn propnet_player(
                                 ms = rep.ms,
                                 "hyperstates: moves into hyperstates proven worse are pruned"
                             );
-                            Outcome::Built(start_player(
-                                pruned,
-                                r,
-                                cfg,
-                                seed,
-                                if cfg.hyperstate_sharing { "propnet+hsg+pool" } else { "propnet+hsg" },
-                                budget,
-                                in_start_clock,
-                                game,
-                                |s| s,
-                            ))
+                            let engine = if cfg.hyperstate_sharing { "propnet+hsg+pool" } else { "propnet+hsg" };
+                            Outcome::Built(start_player(b, pruned, r, engine, |s| s))
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "hyperstates: no graph; playing unpruned");
-                            Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game, wrap))
+                            Outcome::Built(start_player(b, m, r, engine, wrap))
                         }
                     }
                 }
-                _ => Outcome::Built(start_player(m, r, cfg, seed, engine, budget, in_start_clock, game, wrap)),
+                _ => Outcome::Built(start_player(b, m, r, engine, wrap)),
             }
         }
         Outcome::TimedOut => Outcome::TimedOut,
@@ -944,17 +931,14 @@ enum Factoring {
 /// the build's time plus a second left (it takes a fraction of the build's time on the
 /// corpus), within a quarter of what is left of it ([`crate::factor::analyse_until`]), and a
 /// panic in it is logged and plays unfactored.
-#[allow(clippy::too_many_arguments)]
 fn factored_search(
+    b: Build<'_>,
     net: propnet::Net,
     facts: Option<crate::factor::NetFacts>,
-    cfg: &AgentConfig,
-    seed: u64,
-    budget: &Budget,
     build_s: f64,
-    game: &Game,
     roles: usize,
 ) -> Factoring {
+    let Build { game, cfg, seed, budget, .. } = b;
     let Some(facts) = facts.filter(|_| cfg.factoring && cfg.kind == Kind::Mcts) else {
         return Factoring::No(Some(net));
     };
@@ -1019,45 +1003,32 @@ fn factored_search(
 
 /// The player for a built machine: with `metagame` under the start clock, its playout policy
 /// chosen by self-play in half of what is left of the clock.
-#[allow(clippy::too_many_arguments)]
 fn start_player<M: StateMachine + Clone + Send + 'static>(
+    b: Build<'_>,
     m: M,
     r: usize,
-    cfg: &AgentConfig,
-    seed: u64,
     engine: &'static str,
-    budget: &Budget,
-    in_start_clock: bool,
-    game: &Game,
     wrap: impl FnOnce(Box<dyn Search<M>>) -> Box<dyn Search<M>>,
 ) -> Box<dyn Player> {
-    let heuristic = learned_heuristic(&m, cfg, seed, budget, in_start_clock, game);
-    let chosen = chosen_config(&m, cfg, seed, budget, in_start_clock, game, heuristic.as_ref());
+    let heuristic = learned_heuristic(b, &m);
+    let chosen = chosen_config(b, &m, heuristic.as_ref());
     // The record names cut playouts: `mast+cutoff` (batched playouts are never cut).
     let mut playout = chosen.playout_name();
     if heuristic.is_some() && chosen.playout != Playout::Batch {
         playout.push_str("+cutoff");
     }
-    player_with(m, r, wrap(chosen.searcher_with::<M>(seed, heuristic)), engine, playout)
+    player_with(m, r, wrap(chosen.searcher_with::<M>(b.seed, heuristic)), engine, playout)
 }
 
 /// With `heuristic` under the start clock: a heuristic learned from random playouts on `m`
 /// in an eighth of what is left of the clock (logged, found or not).
-fn learned_heuristic<M: StateMachine + Clone>(
-    m: &M,
-    cfg: &AgentConfig,
-    seed: u64,
-    budget: &Budget,
-    in_start_clock: bool,
-    game: &Game,
-) -> Option<Arc<Heuristic>> {
+fn learned_heuristic<M: StateMachine + Clone>(b: Build<'_>, m: &M) -> Option<Arc<Heuristic>> {
+    let Build { game, cfg, seed, budget, in_start_clock } = b;
     let deadline = budget.deadline?;
     if !(cfg.heuristic && cfg.kind == Kind::Mcts && in_start_clock) {
         return None;
     }
-    let now = Instant::now();
-    let until = now + deadline.saturating_duration_since(now) / 8;
-    let l = crate::heuristic::learn(&mut m.clone(), seed, until);
+    let l = crate::heuristic::learn_within(&mut m.clone(), seed, deadline);
     match &l.heuristic {
         Some(h) => tracing::info!(
             game = %game.name,
@@ -1079,14 +1050,11 @@ fn learned_heuristic<M: StateMachine + Clone>(
 /// `cfg`, or with `metagame` under the start clock, `cfg` with the playout policy chosen by
 /// self-play on `m` in half of what is left of the clock (logged).
 fn chosen_config<M: StateMachine + Clone + Send + 'static>(
+    b: Build<'_>,
     m: &M,
-    cfg: &AgentConfig,
-    seed: u64,
-    budget: &Budget,
-    in_start_clock: bool,
-    game: &Game,
     heuristic: Option<&Arc<Heuristic>>,
 ) -> AgentConfig {
+    let Build { game, cfg, seed, budget, in_start_clock } = b;
     match budget.deadline {
         Some(deadline) if cfg.metagame && cfg.kind == Kind::Mcts && in_start_clock => {
             let now = Instant::now();
@@ -1117,20 +1085,10 @@ fn chosen_config<M: StateMachine + Clone + Send + 'static>(
 /// The player of a game whose compound moves are chosen part by part (`split_compound`): the
 /// agent's searcher (after meta-gaming, on the split machine) over `split`, in a
 /// [`SplitSearch`] on the game's machine `m`.
-#[allow(clippy::too_many_arguments)]
-fn split_player(
-    m: propnet::PropnetMachine,
-    split: SplitMachine,
-    r: usize,
-    cfg: &AgentConfig,
-    seed: u64,
-    budget: &Budget,
-    in_start_clock: bool,
-    game: &Game,
-) -> Box<dyn Player> {
-    tracing::info!(game = %game.name, steps = split.steps().len(), "compound moves: one factor's part per tree level");
-    let chosen = chosen_config(&split, cfg, seed, budget, in_start_clock, game, None);
-    let search = SplitSearch::new(split, chosen.searcher::<SplitMachine>(seed));
+fn split_player(b: Build<'_>, m: propnet::PropnetMachine, split: SplitMachine, r: usize) -> Box<dyn Player> {
+    tracing::info!(game = %b.game.name, steps = split.steps().len(), "compound moves: one factor's part per tree level");
+    let chosen = chosen_config(b, &split, None);
+    let search = SplitSearch::new(split, chosen.searcher::<SplitMachine>(b.seed));
     player_with(m, r, Box::new(search), "propnet+split", chosen.playout_name())
 }
 
@@ -1168,7 +1126,7 @@ pub fn new_player(
     deadline: Instant,
 ) -> Result<Box<dyn Player>, String> {
     let budget = Budget { deadline: Some(deadline), ..Budget::default() };
-    match propnet_player(game, role, cfg, seed, &budget, true)? {
+    match propnet_player(Build { game, cfg, seed, budget: &budget, in_start_clock: true }, role)? {
         Outcome::Built(p) => Ok(p),
         Outcome::Failed => interp_player(game, role, cfg, seed, deadline),
         Outcome::TimedOut => {
@@ -1200,7 +1158,8 @@ impl Upgrading {
             let _e = span.enter();
             let t0 = Instant::now();
             let budget = Budget { deadline: Some(t0 + BACKGROUND_BUILD), cancel: Some(flag), ..Budget::default() };
-            let built = match propnet_player(&game, &role, &cfg, seed, &budget, false) {
+            let b = Build { game: &game, cfg: &cfg, seed, budget: &budget, in_start_clock: false };
+            let built = match propnet_player(b, &role) {
                 Ok(Outcome::Built(p)) => {
                     tracing::info!(build_s = t0.elapsed().as_secs_f64(), "propnet built in the background");
                     Some(p)
