@@ -161,16 +161,8 @@ fn mcts_iterations_allocate_nothing_beyond_their_nodes() {
             };
             let mut t = Mcts::new(cfg);
             t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
-            // Choosing the move at the end allocates a little, once per call: the same for
-            // 200 iterations as for 4000.
-            let mut per_call = Vec::new();
             // (Batched playouts count 16 descents per batch: both are multiples of 16.)
-            for n in [192, 4000] {
-                let before = allocs();
-                let c = t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
-                per_call.push(allocs() - before);
-                assert_eq!(c.iterations, n);
-            }
+            let per_call = allocations_per_call(&mut t, &mut m, &s, [192, 4000]);
             assert_eq!(t.tree_size(), 1);
             assert_eq!(
                 per_call[0], per_call[1],
@@ -207,13 +199,25 @@ fn cut_playouts_scored_by_a_heuristic_allocate_nothing() {
         let mut t = Mcts::new(cfg);
         t.set_heuristic(Some(h.clone()));
         t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
-        let mut per_call = Vec::new();
-        for n in [200, 4000] {
-            let before = allocs();
-            let c = t.select(&mut m, &s, 0, Limit::iterations(n)).unwrap();
-            per_call.push(allocs() - before);
-            assert_eq!(c.iterations, n);
-        }
+        let per_call = allocations_per_call(&mut t, &mut m, &s, [200, 4000]);
         assert_eq!(per_call[0], per_call[1], "{playout:?}: allocations per call at 200 and 4000 iterations");
     }
+}
+
+/// The allocations of one search of each budget in `budgets` (its iterations checked): choosing
+/// the move at the end allocates a little, once per call, so an allocation-free iteration
+/// gives the same count for a small budget as for a large one.
+fn allocations_per_call<S: factotum::search::Search<propnet::PropnetMachine>>(
+    t: &mut S,
+    m: &mut propnet::PropnetMachine,
+    s: &<propnet::PropnetMachine as StateMachine>::State,
+    budgets: [u64; 2],
+) -> [u64; 2] {
+    budgets.map(|n| {
+        let before = allocs();
+        let c = t.select(m, s, 0, factotum::search::Limit::iterations(n)).unwrap();
+        let spent = allocs() - before;
+        assert_eq!(c.iterations, n);
+        spent
+    })
 }
