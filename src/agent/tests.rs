@@ -76,17 +76,23 @@ fn every_shipped_config_loads() {
     };
     assert_eq!(format!("{same:?}"), format!("{low:?}"));
     // The main agent with GRAVE among its candidates differs from it in those keys alone (and
-    // in the exploration constant, 0.4 since session 37, and in NST in place of MAST among
-    // the candidates since session 38).
+    // in the exploration constant, 0.4 since session 37, in NST in place of MAST among the
+    // candidates since session 38, and in NST's ε, 0.2 since session 39).
     let main = AgentConfig::load(&root().join("agents/mcts.toml")).unwrap_or_else(|e| panic!("{e}"));
     let mg = AgentConfig::load(&root().join("agents/mcts_meta_grave.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(mg.metagame_candidates.last().and_then(|c| c.amaf), Some(Amaf::Grave));
     assert_eq!(mg.metagame_candidates[..mg.metagame_candidates.len() - 1], Candidate::DEFAULT[..]);
     let nst: Vec<String> = main.metagame_candidates.iter().map(|c| c.to_string()).collect();
     assert_eq!(nst, ["random", "nst", "batch"]);
-    // The NST agent of tournaments/nst.toml is the main agent under another name.
+    // The NST agent of tournaments/nst.toml is the main agent under another name, with MAST's
+    // ε of 0.4; the agent of tournaments/nst_eps.toml is the main agent (ε 0.2 since session 39).
+    assert_eq!((main.mast_epsilon, MctsConfig::default().mast_epsilon), (0.2, 0.4));
     let n = AgentConfig::load(&root().join("agents/mcts_nst.toml")).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(format!("{:?}", AgentConfig { name: main.name.clone(), ..n }), format!("{main:?}"));
+    assert_eq!(n.mast_epsilon, 0.4);
+    let as_main = AgentConfig { name: main.name.clone(), mast_epsilon: main.mast_epsilon, ..n };
+    assert_eq!(format!("{as_main:?}"), format!("{main:?}"));
+    let e = AgentConfig::load(&root().join("agents/mcts_nst_e02.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", AgentConfig { name: main.name.clone(), ..e }), format!("{main:?}"));
     let same = AgentConfig {
         name: main.name.clone(),
         metagame_candidates: main.metagame_candidates.clone(),
@@ -95,6 +101,7 @@ fn every_shipped_config_loads() {
         grave_ref: main.grave_ref,
         exploration: main.exploration,
         heuristic: main.heuristic,
+        mast_epsilon: main.mast_epsilon,
         ..mg
     };
     assert_eq!(format!("{same:?}"), format!("{main:?}"));
