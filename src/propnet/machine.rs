@@ -92,6 +92,10 @@ pub struct Compiled {
     lazy_start: Vec<u32>,
     lazy_in: Vec<Ref>,
     init: Vec<u64>,
+    /// A move to a state that differs from the current one in at least this many bases is a
+    /// *far jump*: restoring a snapshot is cheaper than propagating the difference (see
+    /// [`Snapshot`]).
+    far_bits: u32,
     /// Per legal id: its input node, or a constant if nothing reads it (never set).
     input_ref: Vec<Ref>,
     legal: Vec<Ref>,
@@ -166,6 +170,36 @@ pub struct PropnetMachine {
     batch: Option<Box<super::batch::BatchMachine>>,
     /// Goal latches that end playouts early ([`PropnetMachine::set_goal_latches`]).
     settle: Arc<Settle>,
+    /// The network settled on the state most recently jumped to twice in a row, and that
+    /// state's predecessor in this role (see [`Snapshot`]).
+    snap: Box<Snapshot>,
+}
+
+/// A copy of the network settled on one state, for *far jumps*: callers that return again
+/// and again to one state from far away (depth charges from one start, as `bench` runs
+/// them) would otherwise undo a whole playout's changes by propagation, which costs as much
+/// as several steps. A far jump ([`Compiled::far_bits`]) to
+/// the state of the snapshot copies the snapshot back instead. The snapshot is taken when the
+/// target of a far jump is the target of the previous far jump too (`candidate`), so it
+/// follows whatever state the caller keeps coming back to; nothing is copied on jumps that are
+/// not far. MCTS does not gain yet: its far jumps go to a different tree node each time. Everything the network's settled
+/// values determine is copied: slots, the next-state bits, the legal sets, the groups'
+/// members that hold, and the inputs set (a settled network has no queued node, dirty flag
+/// or pending cycle, so those need nothing).
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    /// The state of the snapshot (empty: none taken).
+    bits: Vec<u64>,
+    slot: Vec<Slot>,
+    next_bits: Vec<u64>,
+    joint: Vec<u32>,
+    legal_set: Vec<Vec<u32>>,
+    legal_pos: Vec<u32>,
+    group_on: Vec<Vec<u32>>,
+    /// The target of the last far jump.
+    candidate: Vec<u64>,
+    /// How many far jumps the snapshot served.
+    restores: u64,
 }
 
 /// Goal latches as the playouts read them: per latch, its base's word and bit, the value it
@@ -488,6 +522,7 @@ impl Compiled {
         }
         // An input nothing reads (a noop, usually) is never set.
         let read = |i: usize| out_start[i] != out_start[i + 1] || hook_start[i] != hook_start[i + 1];
+        let far_bits = far_bits(&net.base_ref, &out_start, &hook_start);
         let input_ref = net.input_ref.iter().map(|&r| if read(r.node()) { r } else { Ref::FALSE }).collect();
         Compiled {
             lazy,
@@ -522,6 +557,7 @@ impl Compiled {
             hooks,
             base_ref: net.base_ref.clone(),
             init,
+            far_bits,
             input_ref,
             legal,
             moves: net.inputs.clone(),
@@ -533,6 +569,20 @@ impl Compiled {
             words,
         }
     }
+}
+
+/// How many changed bases make a far jump ([`Compiled::far_bits`]). Restoring a snapshot
+/// copies every node's slot (8 bytes, a few per cycle), while each changed base passes its
+/// change along its edges (each an update of a count, a test and often a queued node, tens of
+/// cycles) and on through the gates it flips; so a jump is far once the changed bases'
+/// edges, at the bases' mean fan-out, reach one sixteenth of the nodes.
+fn far_bits(base_ref: &[Ref], out_start: &[u32], hook_start: &[u32]) -> u32 {
+    let nodes = out_start.len() - 1;
+    let live: Vec<usize> = base_ref.iter().filter(|r| !r.is_const()).map(|r| r.node()).collect();
+    let edges: usize =
+        live.iter().map(|&b| (out_start[b + 1] - out_start[b] + hook_start[b + 1] - hook_start[b]) as usize).sum();
+    let mean = (edges as f64 / live.len().max(1) as f64).max(1.0);
+    ((nodes as f64 / (16.0 * mean)).ceil() as u32).max(2)
 }
 
 /// Gates that only goals read, directly or through other such gates (in reversi, the disc
@@ -670,6 +720,7 @@ impl PropnetMachine {
             group_on: c.group_len.iter().map(|&k| Vec::with_capacity(k as usize)).collect(),
             batch: None,
             settle: Arc::default(),
+            snap: Box::default(),
             c,
         };
         // All bases and inputs false, every value false: queue every gate and cycle once.
@@ -1015,8 +1066,60 @@ impl PropnetMachine {
         if self.cur == state.bits {
             return;
         }
+        let changed: u32 = self.cur.iter().zip(&state.bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+        if changed < self.c.far_bits {
+            self.set_bases(&state.bits);
+            self.propagate();
+            return;
+        }
+        if self.snap.bits == state.bits {
+            self.restore();
+            return;
+        }
         self.set_bases(&state.bits);
         self.propagate();
+        if self.snap.candidate == state.bits {
+            self.take_snapshot();
+        } else {
+            self.snap.candidate.clone_from(&state.bits);
+        }
+    }
+
+    /// Copies the settled network into the snapshot ([`Snapshot`]).
+    fn take_snapshot(&mut self) {
+        let s = &mut *self.snap;
+        s.bits.clone_from(&self.cur);
+        s.slot.clone_from(&self.slot);
+        s.next_bits.clone_from(&self.next_bits);
+        s.joint.clone_from(&self.joint);
+        s.legal_set.clone_from(&self.legal_set);
+        s.legal_pos.clone_from(&self.legal_pos);
+        s.group_on.clone_from(&self.group_on);
+    }
+
+    /// Copies the snapshot back: the network is settled on the snapshot's state.
+    fn restore(&mut self) {
+        let s = &*self.snap;
+        debug_assert!(self.queued.iter().all(|&w| w == 0), "restored while changes were pending");
+        self.cur.copy_from_slice(&s.bits);
+        self.slot.copy_from_slice(&s.slot);
+        self.next_bits.copy_from_slice(&s.next_bits);
+        self.joint.clone_from(&s.joint);
+        for (a, b) in self.legal_set.iter_mut().zip(&s.legal_set) {
+            a.clone_from(b);
+        }
+        self.legal_pos.copy_from_slice(&s.legal_pos);
+        for (a, b) in self.group_on.iter_mut().zip(&s.group_on) {
+            a.clone_from(b);
+        }
+        self.lazy_fresh = false;
+        self.snap.restores += 1;
+    }
+
+    /// How many moves between states this machine made by restoring its snapshot instead of
+    /// propagating (see [`Snapshot`]).
+    pub fn snapshot_restores(&self) -> u64 {
+        self.snap.restores
     }
 
     /// Sets the bases to the state `new` (to be propagated): first those that come true,

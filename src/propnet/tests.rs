@@ -181,6 +181,54 @@ fn depth_charges_replay_on_the_interpreter() {
     }
 }
 
+/// Far jumps to a state the search keeps coming back to restore a snapshot of the settled
+/// network instead of propagating (see `machine::Snapshot`): as MCTS does, depth charges start
+/// again and again from a root, which moves on every few rounds. The restored network must
+/// answer as the interpreter does at the root and along the playouts from it, on every `gdl/`
+/// game and on a game with cycles.
+#[test]
+fn snapshot_restores_agree_with_the_interpreter() {
+    let games: Vec<Game> = GAMES.iter().map(|f| game(f)).chain([inline(REACH)]).collect();
+    for (i, g) in games.iter().enumerate() {
+        let mut a = Interpreter::new(g).unwrap_or_else(|e| panic!("{e}"));
+        let mut b = propnet(g);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(70 + i as u64);
+        let mut bufs = crate::machine::PlayoutBuffers::new(&mut b);
+        let (mut ra, mut rb) = (a.initial_state(), b.initial_state());
+        for round in 0..60 {
+            let root = observe(&mut a, &ra);
+            assert_eq!(root, observe(&mut b, &rb), "{}: root of round {round}", g.name);
+            if round % 8 == 7 {
+                // The root moves on (back to the start where the game ends).
+                if root.1 || root.3.iter().any(|l| l.is_empty()) {
+                    (ra, rb) = (a.initial_state(), b.initial_state());
+                } else {
+                    let texts: Vec<&String> = root.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
+                    let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &ra, r, t)).collect();
+                    let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &rb, r, t)).collect();
+                    let (mut na, mut nb) = (ra.clone(), rb.clone());
+                    a.next_state(&ra, &ja, &mut na);
+                    b.next_state(&rb, &jb, &mut nb);
+                    (ra, rb) = (na, nb);
+                }
+                continue;
+            }
+            let (mut sa, mut sb) = (ra.clone(), rb.clone());
+            let mut joints: Vec<Vec<u32>> = Vec::new();
+            b.depth_charge(&mut sb, &mut rng, 1000, &mut bufs, |j| joints.push(j.to_vec()));
+            for joint in &joints {
+                let ja: Vec<_> =
+                    joint.iter().enumerate().map(|(r, &m)| find(&mut a, &sa, r, &b.move_text(m))).collect();
+                let mut na = sa.clone();
+                a.next_state(&sa, &ja, &mut na);
+                sa = na;
+            }
+            assert_eq!(observe(&mut a, &sa), observe(&mut b, &sb), "{}: playout of round {round}", g.name);
+        }
+        assert!(b.snapshot_restores() >= 20, "{}: {} restores", g.name, b.snapshot_restores());
+    }
+}
+
 #[test]
 fn every_reachable_tictactoe_state_agrees_with_the_interpreter() {
     let g = game("tictactoe.kif");
