@@ -101,6 +101,11 @@ pub trait StateMachine {
         policy_playout(self, state, rng, max_depth, bufs, policy)
     }
 
+    /// A hint: the caller will keep coming back to states near `state` (MCTS: its root, which
+    /// every descent starts from). Engines may keep it ready so that moving there, or near
+    /// it, is cheap; answers never change. The default does nothing.
+    fn anchor(&mut self, _state: &Self::State) {}
+
     /// A dense number for a move, the same for every state (per-move tables in search, such
     /// as MAST's, are indexed by it); numbers stay below [`StateMachine::move_number_bound`]
     /// for the moves seen so far. `None` for engines whose moves have none.

@@ -182,7 +182,9 @@ pub struct PropnetMachine {
 /// the state of the snapshot copies the snapshot back instead. The snapshot is taken when the
 /// target of a far jump is the target of the previous far jump too (`candidate`), so it
 /// follows whatever state the caller keeps coming back to; nothing is copied on jumps that are
-/// not far. MCTS does not gain yet: its far jumps go to a different tree node each time. Everything the network's settled
+/// not far. MCTS's far jumps go to a different tree node each time: it anchors its root
+/// ([`StateMachine::anchor`]), and a far jump to a state at most half as far from the
+/// snapshot as from the current state restores the snapshot and propagates the difference. Everything the network's settled
 /// values determine is copied: slots, the next-state bits, the legal sets, the groups'
 /// members that hold, and the inputs set (a settled network has no queued node, dirty flag
 /// or pending cycle, so those need nothing).
@@ -1072,9 +1074,18 @@ impl PropnetMachine {
             self.propagate();
             return;
         }
-        if self.snap.bits == state.bits {
-            self.restore();
-            return;
+        if !self.snap.bits.is_empty() {
+            let near: u32 = self.snap.bits.iter().zip(&state.bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+            // At the snapshot, or much nearer to it than to the current state (an MCTS tree
+            // node near the anchored root, after a playout): from there.
+            if 2 * near <= changed {
+                self.restore();
+                if near > 0 {
+                    self.set_bases(&state.bits);
+                    self.propagate();
+                }
+                return;
+            }
         }
         self.set_bases(&state.bits);
         self.propagate();
@@ -1522,6 +1533,15 @@ impl StateMachine for PropnetMachine {
         policy: &mut P,
     ) -> PlayoutResult {
         self.policy_charge(state, rng, max_depth, bufs, policy)
+    }
+
+    /// Takes the snapshot at `state` (see [`Snapshot`]): far jumps to it, or to states much
+    /// nearer to it than to where the network is, start from the copy.
+    fn anchor(&mut self, state: &PnState) {
+        if self.snap.bits != state.bits {
+            self.set_state(state);
+            self.take_snapshot();
+        }
     }
 
     fn move_number(m: u32) -> Option<usize> {

@@ -184,8 +184,9 @@ fn depth_charges_replay_on_the_interpreter() {
 /// Far jumps to a state the search keeps coming back to restore a snapshot of the settled
 /// network instead of propagating (see `machine::Snapshot`): as MCTS does, depth charges start
 /// again and again from a root, which moves on every few rounds. The restored network must
-/// answer as the interpreter does at the root and along the playouts from it, on every `gdl/`
-/// game and on a game with cycles.
+/// answer as the interpreter does at the root, along the playouts from it and at the root's
+/// children reached from a playout's end with the root anchored (restored, then the small
+/// difference propagated), on every `gdl/` game and on a game with cycles.
 #[test]
 fn snapshot_restores_agree_with_the_interpreter() {
     let games: Vec<Game> = GAMES.iter().map(|f| game(f)).chain([inline(REACH)]).collect();
@@ -224,6 +225,24 @@ fn snapshot_restores_agree_with_the_interpreter() {
                 sa = na;
             }
             assert_eq!(observe(&mut a, &sa), observe(&mut b, &sb), "{}: playout of round {round}", g.name);
+            if round % 2 == 1 && !root.1 && root.3.iter().all(|l| !l.is_empty()) {
+                // As MCTS: the root anchored, then a child of it reached from a playout's end.
+                b.anchor(&rb);
+                b.depth_charge(&mut rb.clone(), &mut rng, 1000, &mut bufs, |_| {});
+                let texts: Vec<&String> = root.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
+                let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &ra, r, t)).collect();
+                let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &rb, r, t)).collect();
+                let (mut ca, mut cb) = (ra.clone(), rb.clone());
+                a.next_state(&ra, &ja, &mut ca);
+                b.next_state(&rb, &jb, &mut cb);
+                b.depth_charge(&mut rb.clone(), &mut rng, 1000, &mut bufs, |_| {});
+                assert_eq!(
+                    observe(&mut a, &ca),
+                    observe(&mut b, &cb),
+                    "{}: child of the root in round {round}",
+                    g.name
+                );
+            }
         }
         assert!(b.snapshot_restores() >= 20, "{}: {} restores", g.name, b.snapshot_restores());
     }

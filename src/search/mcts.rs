@@ -1514,6 +1514,7 @@ impl<M: StateMachine> Mcts<M> {
         }
         let mut ended = true;
         let mut cur = self.root as usize;
+        machine.anchor(&self.nodes[cur].state);
         let mut leaf = NONE;
         loop {
             if self.nodes[cur].solved {
@@ -1679,6 +1680,7 @@ impl<M: StateMachine> Mcts<M> {
             descents += 1;
             let lo = self.path.len();
             let mut cur = self.root as usize;
+            machine.anchor(&self.nodes[cur].state);
             let mut leaf = NONE;
             let mut solved = false;
             if grave {
