@@ -170,24 +170,23 @@ pub struct PropnetMachine {
     batch: Option<Box<super::batch::BatchMachine>>,
     /// Goal latches that end playouts early ([`PropnetMachine::set_goal_latches`]).
     settle: Arc<Settle>,
-    /// The network settled on the state most recently jumped to twice in a row, and that
-    /// state's predecessor in this role (see [`Snapshot`]).
+    /// The network settled on one state, and the candidate for the next (see [`Snapshot`]).
     snap: Box<Snapshot>,
 }
 
 /// A copy of the network settled on one state, for *far jumps*: callers that return again
-/// and again to one state from far away (depth charges from one start, as `bench` runs
-/// them) would otherwise undo a whole playout's changes by propagation, which costs as much
-/// as several steps. A far jump ([`Compiled::far_bits`]) to
-/// the state of the snapshot copies the snapshot back instead. The snapshot is taken when the
-/// target of a far jump is the target of the previous far jump too (`candidate`), so it
-/// follows whatever state the caller keeps coming back to; nothing is copied on jumps that are
-/// not far. MCTS's far jumps go to a different tree node each time: it anchors its root
-/// ([`StateMachine::anchor`]), and a far jump to a state at most half as far from the
-/// snapshot as from the current state restores the snapshot and propagates the difference. Everything the network's settled
-/// values determine is copied: slots, the next-state bits, the legal sets, the groups'
-/// members that hold, and the inputs set (a settled network has no queued node, dirty flag
-/// or pending cycle, so those need nothing).
+/// and again to one state from far away (depth charges from one start, as `bench` runs them)
+/// would otherwise undo a whole playout's changes by propagation, which costs as much as
+/// several steps. A far jump ([`Compiled::far_bits`]) to the state of the snapshot copies the
+/// snapshot back instead. The snapshot is taken when the target of a far jump is the target
+/// of the previous far jump too (`candidate`), so it follows whatever state the caller keeps
+/// coming back to; nothing is copied on jumps that are not far. MCTS's far jumps go to a
+/// different tree node each time: it anchors its root ([`StateMachine::anchor`]), and a far
+/// jump to a state at most half as far from the snapshot as from the current state restores
+/// the snapshot and propagates the difference. Everything the network's settled values
+/// determine is copied: slots, the next-state bits, the legal sets, the groups' members that
+/// hold, and the inputs set (a settled network has no queued node, dirty flag or pending
+/// cycle, so those need nothing). The copy costs one more of each per machine (a thread's).
 #[derive(Clone, Debug, Default)]
 struct Snapshot {
     /// The state of the snapshot (empty: none taken).

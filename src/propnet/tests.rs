@@ -56,6 +56,24 @@ fn find<M: StateMachine>(m: &mut M, s: &M::State, r: usize, text: &str) -> M::Mo
     buf.into_iter().find(|&mv| m.move_text(mv) == text).unwrap_or_else(|| panic!("{text} not legal"))
 }
 
+/// The states after a random joint move (drawn from `legal`, the sorted legal move texts
+/// per role, as [`observe`] gives them) from `sa` on the interpreter and `sb` on the propnet.
+fn random_step<R: Rng>(
+    a: &mut Interpreter,
+    b: &mut PropnetMachine,
+    (sa, sb): (&<Interpreter as StateMachine>::State, &PnState),
+    legal: &[Vec<String>],
+    rng: &mut R,
+) -> (<Interpreter as StateMachine>::State, PnState) {
+    let texts: Vec<&String> = legal.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
+    let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(a, sa, r, t)).collect();
+    let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(b, sb, r, t)).collect();
+    let (mut na, mut nb) = (sa.clone(), sb.clone());
+    a.next_state(sa, &ja, &mut na);
+    b.next_state(sb, &jb, &mut nb);
+    (na, nb)
+}
+
 /// Plays random playouts on both engines and compares every state.
 fn differential(g: &Game, playouts: usize, seed: u64) -> usize {
     differential_with(g, propnet(g), playouts, seed)
@@ -77,13 +95,7 @@ fn differential_with(g: &Game, mut b: PropnetMachine, playouts: usize, seed: u64
             if oa.1 || oa.3.iter().any(|l| l.is_empty()) {
                 break;
             }
-            let texts: Vec<&String> = oa.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
-            let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &sa, r, t)).collect();
-            let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &sb, r, t)).collect();
-            let (mut na, mut nb) = (sa.clone(), sb.clone());
-            a.next_state(&sa, &ja, &mut na);
-            b.next_state(&sb, &jb, &mut nb);
-            (sa, sb) = (na, nb);
+            (sa, sb) = random_step(&mut a, &mut b, (&sa, &sb), &oa.3, &mut rng);
         }
     }
     states
@@ -204,13 +216,7 @@ fn snapshot_restores_agree_with_the_interpreter() {
                 if root.1 || root.3.iter().any(|l| l.is_empty()) {
                     (ra, rb) = (a.initial_state(), b.initial_state());
                 } else {
-                    let texts: Vec<&String> = root.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
-                    let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &ra, r, t)).collect();
-                    let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &rb, r, t)).collect();
-                    let (mut na, mut nb) = (ra.clone(), rb.clone());
-                    a.next_state(&ra, &ja, &mut na);
-                    b.next_state(&rb, &jb, &mut nb);
-                    (ra, rb) = (na, nb);
+                    (ra, rb) = random_step(&mut a, &mut b, (&ra, &rb), &root.3, &mut rng);
                 }
                 continue;
             }
@@ -229,12 +235,7 @@ fn snapshot_restores_agree_with_the_interpreter() {
                 // As MCTS: the root anchored, then a child of it reached from a playout's end.
                 b.anchor(&rb);
                 b.depth_charge(&mut rb.clone(), &mut rng, 1000, &mut bufs, |_| {});
-                let texts: Vec<&String> = root.3.iter().map(|l| &l[rng.gen_range(0..l.len())]).collect();
-                let ja: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut a, &ra, r, t)).collect();
-                let jb: Vec<_> = texts.iter().enumerate().map(|(r, t)| find(&mut b, &rb, r, t)).collect();
-                let (mut ca, mut cb) = (ra.clone(), rb.clone());
-                a.next_state(&ra, &ja, &mut ca);
-                b.next_state(&rb, &jb, &mut cb);
+                let (ca, cb) = random_step(&mut a, &mut b, (&ra, &rb), &root.3, &mut rng);
                 b.depth_charge(&mut rb.clone(), &mut rng, 1000, &mut bufs, |_| {});
                 assert_eq!(
                     observe(&mut a, &ca),
