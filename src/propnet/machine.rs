@@ -579,11 +579,18 @@ impl Compiled {
 /// edges, at the bases' mean fan-out, reach one sixteenth of the nodes.
 fn far_bits(base_ref: &[Ref], out_start: &[u32], hook_start: &[u32]) -> u32 {
     let nodes = out_start.len() - 1;
-    let live: Vec<usize> = base_ref.iter().filter(|r| !r.is_const()).map(|r| r.node()).collect();
-    let edges: usize =
-        live.iter().map(|&b| (out_start[b + 1] - out_start[b] + hook_start[b + 1] - hook_start[b]) as usize).sum();
-    let mean = (edges as f64 / live.len().max(1) as f64).max(1.0);
+    let (mut live, mut edges) = (0usize, 0usize);
+    for b in base_ref.iter().filter(|r| !r.is_const()).map(|r| r.node()) {
+        live += 1;
+        edges += (out_start[b + 1] - out_start[b] + hook_start[b + 1] - hook_start[b]) as usize;
+    }
+    let mean = (edges as f64 / live.max(1) as f64).max(1.0);
     ((nodes as f64 / (16.0 * mean)).ceil() as u32).max(2)
+}
+
+/// How many bits two states (of one network) differ in.
+fn bits_apart(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
 /// Gates that only goals read, directly or through other such gates (in reversi, the disc
@@ -1067,14 +1074,14 @@ impl PropnetMachine {
         if self.cur == state.bits {
             return;
         }
-        let changed: u32 = self.cur.iter().zip(&state.bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+        let changed = bits_apart(&self.cur, &state.bits);
         if changed < self.c.far_bits {
             self.set_bases(&state.bits);
             self.propagate();
             return;
         }
         if !self.snap.bits.is_empty() {
-            let near: u32 = self.snap.bits.iter().zip(&state.bits).map(|(a, b)| (a ^ b).count_ones()).sum();
+            let near = bits_apart(&self.snap.bits, &state.bits);
             // At the snapshot, or much nearer to it than to the current state (an MCTS tree
             // node near the anchored root, after a playout): from there.
             if 2 * near <= changed {
