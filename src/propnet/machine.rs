@@ -45,8 +45,13 @@ const PROFILE_WORK: usize = 100_000_000;
 pub struct Compiled {
     roles: Vec<String>,
     offset: Vec<i32>,
-    out_start: Vec<u32>,
-    /// Edge targets: `node << 3 | target has hooks << 2 | negated << 1 | target is in a cycle`.
+    /// Per node: where its edges lie in `out` ([`Span`]).
+    span: Vec<Span>,
+    /// Edges, per node in three runs ([`Span`]): plain edges as `target << 1 | target has
+    /// hooks` (what a bucket holds), first those that count the node's value, then those
+    /// that count its negation; then the special edges, as `target << 3 | target has hooks
+    /// << 2 | negated << 1 | 1` for a target in a cycle and `(nodes + family) << 3 | 1` for a
+    /// family of selected edges.
     out: Vec<u32>,
     /// Selected edges (see [`super::select`]), in families (one edge in `out` each): per
     /// family, a group and, per member of the group, the edges (encoded as in `out`) counted
@@ -107,6 +112,25 @@ pub struct Compiled {
     terms: TermStore,
     symbols: SymbolTable,
     words: usize,
+}
+
+/// Where a node's edges lie in [`Compiled::out`]: `start..neg` count its value, `neg..special`
+/// its negation (a plain edge is one into a gate outside every cycle), and `special..end`
+/// are edges into cycles and families of selected edges. A change of the node thus counts
+/// each plain edge one way known before the loop (up or down), with no test of the edge's
+/// kind or sign per edge.
+#[derive(Copy, Clone, Debug)]
+struct Span {
+    start: u32,
+    neg: u32,
+    special: u32,
+    end: u32,
+}
+
+impl Span {
+    fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
 }
 
 /// A propnet state: one bit per base proposition.
@@ -488,22 +512,28 @@ impl Compiled {
         }
         sel_start.push(sel.len() as u32);
         drop(sel_lists);
-        let mut out_start = Vec::with_capacity(n + 1);
+        let mut span = Vec::with_capacity(n);
         let mut out = Vec::new();
         for o in &outs {
-            out_start.push(out.len() as u32);
-            // Edge t<<1|neg becomes t<<3|hooks<<2|neg<<1|cyclic; a family f becomes
-            // (n + f)<<3|1.
-            out.extend(o.iter().map(|&e| {
+            let plain = |e: u32| e & FAMILY == 0 && cycle[(e >> 1) as usize] == NONE;
+            let hooked = |t: usize| (hook_start[t] != hook_start[t + 1]) as u32;
+            let start = out.len() as u32;
+            for neg in [0, 1] {
+                out.extend(
+                    o.iter().filter(|&&e| plain(e) && e & 1 == neg).map(|&e| e & !1 | hooked((e >> 1) as usize)),
+                );
+            }
+            let neg = start + o.iter().filter(|&&e| plain(e) && e & 1 == 0).count() as u32;
+            let special = out.len() as u32;
+            out.extend(o.iter().filter(|&&e| !plain(e)).map(|&e| {
                 if e & FAMILY != 0 {
                     return (e & !FAMILY) << 3 | 1;
                 }
                 let t = (e >> 1) as usize;
-                let hooked = hook_start[t] != hook_start[t + 1];
-                (t as u32) << 3 | (hooked as u32) << 2 | (e & 1) << 1 | (cycle[t] != NONE) as u32
+                (t as u32) << 3 | hooked(t) << 2 | (e & 1) << 1 | 1
             }));
+            span.push(Span { start, neg, special, end: out.len() as u32 });
         }
-        out_start.push(out.len() as u32);
         drop(outs);
         let words = net.bases.len().div_ceil(64).max(1);
         let mut init = vec![0u64; words];
@@ -522,8 +552,8 @@ impl Compiled {
             }
         }
         // An input nothing reads (a noop, usually) is never set.
-        let read = |i: usize| out_start[i] != out_start[i + 1] || hook_start[i] != hook_start[i + 1];
-        let far_bits = far_bits(&net.base_ref, &out_start, &hook_start);
+        let read = |i: usize| span[i].len() != 0 || hook_start[i] != hook_start[i + 1];
+        let far_bits = far_bits(&net.base_ref, &span, &hook_start);
         let input_ref = net.input_ref.iter().map(|&r| if read(r.node()) { r } else { Ref::FALSE }).collect();
         Compiled {
             lazy,
@@ -539,7 +569,7 @@ impl Compiled {
             guarded,
             roles: net.roles.clone(),
             offset,
-            out_start,
+            span,
             out,
             fam_group,
             fam_pos,
@@ -577,12 +607,12 @@ impl Compiled {
 /// change along its edges (each an update of a count, a test and often a queued node, tens of
 /// cycles) and on through the gates it flips; so a jump is far once the changed bases'
 /// edges, at the bases' mean fan-out, reach one sixteenth of the nodes.
-fn far_bits(base_ref: &[Ref], out_start: &[u32], hook_start: &[u32]) -> u32 {
-    let nodes = out_start.len() - 1;
+fn far_bits(base_ref: &[Ref], span: &[Span], hook_start: &[u32]) -> u32 {
+    let nodes = span.len();
     let (mut live, mut edges) = (0usize, 0usize);
     for b in base_ref.iter().filter(|r| !r.is_const()).map(|r| r.node()) {
         live += 1;
-        edges += (out_start[b + 1] - out_start[b] + hook_start[b + 1] - hook_start[b]) as usize;
+        edges += span[b].len() + (hook_start[b + 1] - hook_start[b]) as usize;
     }
     let mean = (edges as f64 / live.max(1) as f64).max(1.0);
     ((nodes as f64 / (16.0 * mean)).ceil() as u32).max(2)
@@ -887,18 +917,18 @@ impl PropnetMachine {
     /// Passes a change of node `n` to `v` along its edges, skipping targets in cycle `skip`.
     #[inline(always)]
     fn fan_out(&mut self, c: &Compiled, n: usize, v: bool, skip: u32) {
-        let (lo, hi) = (c.out_start[n] as usize, c.out_start[n + 1] as usize);
-        for k in lo..hi {
-            // SAFETY: `Compiled::new` makes `out_start` nondecreasing and bounded by
-            // `out.len()`, and every edge's target a node below `slot.len()`.
-            let e = unsafe { *c.out.get_unchecked(k) };
-            let t = (e >> 3) as usize;
-            let up = v ^ (e & 2 != 0);
-            if e & 1 != 0 {
-                self.special_edge(c, t, up, skip);
-                continue;
-            }
-            self.count_edge(e, up);
+        let s = c.span[n];
+        // One loop over both runs (a second loop's exit mispredicts per node): an edge counts
+        // up where its run's sign agrees with `v`.
+        for k in s.start..s.special {
+            // SAFETY: `Compiled::compile` makes every span lie within `out`, and every plain
+            // edge's target a node below `slot.len()`.
+            let x = unsafe { *c.out.get_unchecked(k as usize) };
+            self.count(x, (k < s.neg) == v);
+        }
+        for k in s.special..s.end {
+            let e = c.out[k as usize];
+            self.special_edge(c, (e >> 3) as usize, v ^ (e & 2 != 0), skip);
         }
     }
 
@@ -913,22 +943,40 @@ impl PropnetMachine {
         }
     }
 
-    /// Counts a change along a plain edge `e` (not into a cycle), queueing its target if the
-    /// target's value would change (it is looked at again once settled).
-    #[inline(always)]
+    /// Counts a change along an edge `e` encoded as a special edge's (`target << 3 | hooks
+    /// << 2 | ...`) into a gate outside every cycle: up or down.
+    #[inline]
     fn count_edge(&mut self, e: u32, up: bool) {
-        let t = (e >> 3) as usize;
-        // SAFETY: `Compiled::new` makes every edge's target a node below `slot.len()`.
-        let slot = unsafe { self.slot.get_unchecked_mut(t) };
-        slot.count += if up { 1 } else { -1 };
-        let b = slot.bits;
-        if b & DIRTY == 0 && (slot.count > 0) != (b & VAL != 0) {
-            slot.bits = b | DIRTY;
-            let l = (b & LEVEL) as usize;
-            // SAFETY: levels are below `levels`, the number of buckets.
-            unsafe { self.buckets.get_unchecked_mut(l) }.push(e >> 2);
-            unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
+        self.count(e >> 2, up);
+    }
+
+    /// Counts one more (`up`) or one fewer true input into the plain edge's target `x`
+    /// (`node << 1 | hooks`), queueing it if its value changes. A gate that is not queued
+    /// holds the value of its count (true when positive), so its value changes exactly when
+    /// the count reaches 1 going up or 0 going down; a queued gate is looked at once settled
+    /// anyway.
+    #[inline(always)]
+    fn count(&mut self, x: u32, up: bool) {
+        // SAFETY: `Compiled::compile` makes every edge's target a node below `slot.len()`.
+        let slot = unsafe { self.slot.get_unchecked_mut((x >> 1) as usize) };
+        let d = if up { 1 } else { -1 };
+        slot.count += d;
+        if slot.count == up as i32 && slot.bits & DIRTY == 0 {
+            self.push(x);
         }
+    }
+
+    /// Queues the gate `x` (`node << 1 | hooks`), not queued yet, in its level's bucket.
+    #[inline(always)]
+    fn push(&mut self, x: u32) {
+        // SAFETY: as in `count_up`.
+        let slot = unsafe { self.slot.get_unchecked_mut((x >> 1) as usize) };
+        let b = slot.bits;
+        slot.bits = b | DIRTY;
+        let l = (b & LEVEL) as usize;
+        // SAFETY: levels are below `levels`, the number of buckets.
+        unsafe { self.buckets.get_unchecked_mut(l) }.push(x);
+        unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
     }
 
     /// Passes a change of a family's source to `v` along its selected edges: only those of
@@ -1029,7 +1077,7 @@ impl PropnetMachine {
                 let m = m as usize;
                 if self.val(m) {
                     self.set_val(m, false);
-                    for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+                    for k in c.span[m].special as usize..c.span[m].end as usize {
                         let t = (c.out[k] >> 3) as usize;
                         if internal(t) {
                             self.slot[t].count -= 1;
@@ -1047,7 +1095,7 @@ impl PropnetMachine {
         }
         while let Some(m) = self.work.pop() {
             let m = m as usize;
-            for k in c.out_start[m] as usize..c.out_start[m + 1] as usize {
+            for k in c.span[m].special as usize..c.span[m].end as usize {
                 let t = (c.out[k] >> 3) as usize;
                 if internal(t) {
                     self.slot[t].count += 1;
