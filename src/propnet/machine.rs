@@ -90,12 +90,11 @@ pub struct Compiled {
     guard: Vec<Option<Ref>>,
     /// Per legal id: whether its ref computes legality only together with its role's guard.
     guarded: Vec<bool>,
-    /// Gates read only on the way to goals, in level order, with their inputs (CSR): they
-    /// take no part in propagation and are evaluated when a goal is asked for.
+    /// Gates read only on the way to goals, in level order: they take no part in
+    /// propagation and are evaluated when a goal is asked for, from `lazy_prog`: per gate in
+    /// that order, `node << 1 | is an AND`, its number of inputs, and its inputs (as refs).
     lazy: Vec<u32>,
-    lazy_and: Vec<bool>,
-    lazy_start: Vec<u32>,
-    lazy_in: Vec<Ref>,
+    lazy_prog: Vec<u32>,
     init: Vec<u64>,
     /// A move to a state that differs from the current one in at least this many bases is a
     /// *far jump*: restoring a snapshot is cheaper than propagating the difference (see
@@ -417,12 +416,11 @@ impl Compiled {
         }
         let mut lazy: Vec<u32> = (0..n as u32).filter(|&i| lazy_gate[i as usize]).collect();
         lazy.sort_by_key(|&i| level[i as usize]);
-        let lazy_and: Vec<bool> = lazy.iter().map(|&i| net.nodes[i as usize].kind == Kind::And).collect();
-        let mut lazy_start = vec![0u32];
-        let mut lazy_in = Vec::new();
+        let mut lazy_prog = Vec::new();
         for &i in &lazy {
-            lazy_in.extend_from_slice(&node_inputs[i as usize]);
-            lazy_start.push(lazy_in.len() as u32);
+            let ins = &node_inputs[i as usize];
+            lazy_prog.extend([i << 1 | (net.nodes[i as usize].kind == Kind::And) as u32, ins.len() as u32]);
+            lazy_prog.extend(ins.iter().map(|r| r.0));
         }
         drop(node_inputs);
         // Roles with few possible moves scan their legal refs when asked; the others keep their
@@ -557,9 +555,7 @@ impl Compiled {
         let input_ref = net.input_ref.iter().map(|&r| if read(r.node()) { r } else { Ref::FALSE }).collect();
         Compiled {
             lazy,
-            lazy_and,
-            lazy_start,
-            lazy_in,
+            lazy_prog,
             next_const,
             next_live,
             role_legal,
@@ -718,6 +714,7 @@ struct Slot {
 const DIRTY: u32 = 1 << 31;
 /// The node's value.
 const VAL: u32 = 1 << 30;
+const _: () = assert!(VAL == 1 << 30, "the lazy gates' scan reads the value as bit 30");
 /// The node gates selected edges (a member of a group).
 const SELECTOR: u32 = 1 << 29;
 const LEVEL: u32 = SELECTOR - 1;
@@ -1218,11 +1215,29 @@ impl PropnetMachine {
         if self.lazy_fresh {
             return;
         }
-        let c = self.shared();
-        for (k, &i) in c.lazy.iter().enumerate() {
-            let ins = &c.lazy_in[c.lazy_start[k] as usize..c.lazy_start[k + 1] as usize];
-            let v = if c.lazy_and[k] { ins.iter().all(|&r| self.value(r)) } else { ins.iter().any(|&r| self.value(r)) };
-            self.set_val(i as usize, v);
+        let prog = &self.shared().lazy_prog;
+        let slot = &mut self.slot[..];
+        // Branch-free per input: `miss` collects the inputs that do not settle the gate's
+        // kind (a false input of an AND, a true input of an OR), so an AND holds when none
+        // misses and an OR when one does.
+        let mut p = 0;
+        while p < prog.len() {
+            // SAFETY: `Compiled::compile` writes each gate's head and length and then that
+            // many inputs, and every node it names is below `slot.len()`.
+            unsafe {
+                let (head, len) = (*prog.get_unchecked(p), *prog.get_unchecked(p + 1) as usize);
+                let and = head & 1;
+                let mut miss = 0;
+                for q in p + 2..p + 2 + len {
+                    let r = *prog.get_unchecked(q);
+                    let lit = (slot.get_unchecked((r >> 1) as usize).bits >> 30 & 1) ^ (r & 1);
+                    miss |= lit ^ and;
+                }
+                let v = (miss != 0) as u32 ^ and;
+                let b = &mut slot.get_unchecked_mut((head >> 1) as usize).bits;
+                *b = *b & !VAL | v * VAL;
+                p += 2 + len;
+            }
         }
         self.lazy_fresh = true;
     }
