@@ -32,6 +32,10 @@ const FAMILY: u32 = 1 << 31;
 /// Roles with at most this many possible moves find their legal moves by scanning.
 const SCAN_MAX: usize = 48;
 
+/// A random playout's move of a role that scans draws this many times among the role's
+/// possible moves for a legal one before it scans them all.
+const DRAWS: usize = 4;
+
 /// The profile that chooses selected edges samples at most this many steps, and about
 /// `PROFILE_WORK` node readings in all; a network too large for `PROFILE_MIN_STEPS` steps
 /// within that is not profiled (nor given selected edges). The sample is a fixed number of
@@ -1247,6 +1251,22 @@ impl PropnetMachine {
     fn random_legal<R: Rng>(&mut self, role: usize, rng: &mut R, scratch: &mut Vec<u32>) -> Option<u32> {
         let c = self.shared();
         if c.scanned[role] {
+            // Draws among the role's possible moves until one is legal: each draw is uniform,
+            // so the one kept is uniform among the legal moves. After a few misses (few moves
+            // legal), the scan below, which is uniform among them too.
+            let open = c.guard[role].is_none_or(|g| self.value(g));
+            let refs = if open { &c.role_legal[role] } else { &c.role_unguarded[role] };
+            if refs.len() == 1 {
+                return self.value(refs[0].1).then_some(refs[0].0);
+            }
+            if !refs.is_empty() {
+                for _ in 0..DRAWS {
+                    let (id, r) = refs[rng.gen_range(0..refs.len())];
+                    if self.value(r) {
+                        return Some(id);
+                    }
+                }
+            }
             let n = self.legal_into(role, scratch);
             // One legal move (the side not to move): no draw.
             return match n {

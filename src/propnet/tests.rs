@@ -1051,3 +1051,51 @@ fn relaxed_rules_without_their_locals_keep_every_instance() {
     assert_eq!(count("near"), 4 * 5);
     assert!(differential(&g, 80, 9) > 200);
 }
+
+/// A random playout's first move is uniform among the legal moves and never illegal, in
+/// states where few, half or all of a scanning role's possible moves are legal (the draws
+/// among possible moves, and the scan they fall back on).
+#[test]
+fn random_moves_are_uniform_among_the_legal() {
+    let g = game("tictactoe.kif");
+    let mut m = propnet(&g);
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut bufs = crate::machine::PlayoutBuffers::new(&mut m);
+    let mut state = m.initial_state();
+    let (mut checked, mut buf) = (0, Vec::new());
+    while !m.is_terminal(&state) {
+        let roles = m.roles().len();
+        let legal: Vec<Vec<u32>> = (0..roles)
+            .map(|r| {
+                m.legal_moves(&state, r, &mut buf);
+                buf.clone()
+            })
+            .collect();
+        let draws = 2000 * legal.iter().map(Vec::len).max().unwrap_or(1);
+        let mut counts: Vec<HashMap<u32, usize>> = vec![HashMap::new(); roles];
+        for _ in 0..draws {
+            let mut s = state.clone();
+            m.playout_seen(&mut s, &mut rng, 1, &mut bufs, |joint| {
+                for (r, &mv) in joint.iter().enumerate() {
+                    *counts[r].entry(mv).or_default() += 1;
+                }
+            });
+        }
+        for r in 0..roles {
+            assert!(counts[r].keys().all(|mv| legal[r].contains(mv)), "an illegal move was drawn");
+            let expect = draws as f64 / legal[r].len() as f64;
+            for mv in &legal[r] {
+                let n = counts[r].get(mv).copied().unwrap_or(0) as f64;
+                // Binomial spread: within 5 standard deviations of the mean.
+                let sd = (expect * (1.0 - 1.0 / legal[r].len() as f64)).sqrt();
+                assert!((n - expect).abs() <= 5.0 * sd + 1.0, "move drawn {n} times, {expect} expected");
+            }
+            checked += 1;
+        }
+        let joint: Vec<u32> = legal.iter().map(|l| l[rng.gen_range(0..l.len())]).collect();
+        let mut next = state.clone();
+        m.next_state(&state, &joint, &mut next);
+        state = next;
+    }
+    assert!(checked >= 10, "too few states checked: {checked}");
+}
