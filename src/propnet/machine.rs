@@ -7,7 +7,9 @@
 //! targets in the bucket of their *level* (one more than the deepest input). Buckets are
 //! emptied in level order, so a node is looked at once per wave, after all its inputs have
 //! settled: transient flips (a gate that would go false and back while a joint move is half
-//! set) never happen. No recursion, and no allocation once the buckets have grown.
+//! set) never happen. No recursion, and no allocation after construction: a node is queued
+//! at most once per wave, so each level's bucket is a fixed segment of one array, as long as
+//! the level has nodes.
 //!
 //! Recursive GDL relations make cycles of positive edges, where counting alone would keep an
 //! unsupported cycle true. Each cycle (a strongly connected component) is one unit at its
@@ -76,6 +78,9 @@ pub struct Compiled {
     /// Per node: its level (0 for bases, inputs and the constant).
     level: Vec<u32>,
     levels: usize,
+    /// Per level, where its bucket starts in the machine's `bucket` (the number of nodes of
+    /// lower levels); `levels + 1` entries.
+    level_start: Vec<u32>,
     cycles: Vec<Vec<u32>>,
     /// Per node: the legal ids whose value it gives, as `id << 1 | negated`.
     hook_start: Vec<u32>,
@@ -167,8 +172,10 @@ pub struct PropnetMachine {
     c: Arc<Compiled>,
     /// Per node: its count, value, level, and whether it is queued.
     slot: Vec<Slot>,
-    /// Per level: the nodes queued (`node << 1 | has hooks`) and the cycles queued.
-    buckets: Vec<Vec<u32>>,
+    /// Per level: the nodes queued (`node << 1 | has hooks`), in the level's segment
+    /// `Compiled::level_start[l]..bucket_top[l]` of `bucket`, and the cycles queued.
+    bucket: Vec<u32>,
+    bucket_top: Vec<u32>,
     cycle_buckets: Vec<Vec<u32>>,
     cycle_queued: Vec<bool>,
     /// Per cycle: a member that was true lost support, so the cycle must be recomputed
@@ -397,6 +404,13 @@ impl Compiled {
             }
         }
         let levels = level.iter().max().map_or(1, |&l| l as usize + 1);
+        let mut level_start = vec![0u32; levels + 1];
+        for &l in &level {
+            level_start[l as usize + 1] += 1;
+        }
+        for l in 0..levels {
+            level_start[l + 1] += level_start[l];
+        }
         assert!(levels <= LEVEL as usize, "a level must fit in a slot's bits");
         drop(succ);
         // Selected edges leave the plain fan-out, and a negated one leaves the offset too: it
@@ -583,6 +597,7 @@ impl Compiled {
             cycle,
             level,
             levels,
+            level_start,
             cycles,
             hook_start,
             hooks,
@@ -742,7 +757,8 @@ impl PropnetMachine {
             .collect();
         let mut m = PropnetMachine {
             slot,
-            buckets: vec![Vec::new(); c.levels],
+            bucket: vec![0; n],
+            bucket_top: c.level_start[..c.levels].to_vec(),
             cycle_buckets: vec![Vec::new(); c.levels],
             cycle_queued: vec![false; c.cycles.len()],
             cycle_reset: vec![false; c.cycles.len()],
@@ -882,10 +898,7 @@ impl PropnetMachine {
     fn queue(&mut self, t: usize, hooked: bool) {
         let b = self.slot[t].bits;
         if b & DIRTY == 0 {
-            self.slot[t].bits = b | DIRTY;
-            let l = (b & LEVEL) as usize;
-            self.buckets[l].push((t as u32) << 1 | hooked as u32);
-            self.queued[l / 64] |= 1 << (l % 64);
+            self.push((t as u32) << 1 | hooked as u32);
         }
     }
 
@@ -975,9 +988,16 @@ impl PropnetMachine {
         let b = slot.bits;
         slot.bits = b | DIRTY;
         let l = (b & LEVEL) as usize;
-        // SAFETY: levels are below `levels`, the number of buckets.
-        unsafe { self.buckets.get_unchecked_mut(l) }.push(x);
-        unsafe { *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64) };
+        // SAFETY: levels are below `levels`, the length of `bucket_top` and `queued`'s bits;
+        // a node is queued at most once until it is looked at (DIRTY), and nodes of level `l`
+        // are looked at only once nothing below `l` is queued, so nothing queues them again
+        // before the bucket is emptied: the level's segment, as long as its nodes, has room.
+        unsafe {
+            let top = self.bucket_top.get_unchecked_mut(l);
+            *self.bucket.get_unchecked_mut(*top as usize) = x;
+            *top += 1;
+            *self.queued.get_unchecked_mut(l / 64) |= 1 << (l % 64);
+        }
     }
 
     /// Passes a change of a family's source to `v` along its selected edges: only those of
@@ -1045,7 +1065,11 @@ impl PropnetMachine {
             }
             let l = w * 64 + bits.trailing_zeros() as usize;
             self.queued[w] &= bits - 1;
-            while let Some(x) = self.buckets[l].pop() {
+            // Looking at a node of level `l` queues only nodes of higher levels.
+            let lo = c.level_start[l];
+            while self.bucket_top[l] > lo {
+                self.bucket_top[l] -= 1;
+                let x = self.bucket[self.bucket_top[l] as usize];
                 let n = (x >> 1) as usize;
                 let slot = &mut self.slot[n];
                 slot.bits &= !DIRTY;
