@@ -733,7 +733,6 @@ struct Slot {
 const DIRTY: u32 = 1 << 31;
 /// The node's value.
 const VAL: u32 = 1 << 30;
-const _: () = assert!(VAL == 1 << 30, "the lazy gates' scan reads the value as bit 30");
 /// The node gates selected edges (a member of a group).
 const SELECTOR: u32 = 1 << 29;
 const LEVEL: u32 = SELECTOR - 1;
@@ -983,7 +982,7 @@ impl PropnetMachine {
     /// Queues the gate `x` (`node << 1 | hooks`), not queued yet, in its level's bucket.
     #[inline(always)]
     fn push(&mut self, x: u32) {
-        // SAFETY: as in `count_up`.
+        // SAFETY: as in `count`.
         let slot = unsafe { self.slot.get_unchecked_mut((x >> 1) as usize) };
         let b = slot.bits;
         slot.bits = b | DIRTY;
@@ -1258,7 +1257,7 @@ impl PropnetMachine {
                 let mut miss = 0;
                 for q in p + 2..p + 2 + len {
                     let r = *prog.get_unchecked(q);
-                    let lit = (slot.get_unchecked((r >> 1) as usize).bits >> 30 & 1) ^ (r & 1);
+                    let lit = (slot.get_unchecked((r >> 1) as usize).bits >> VAL.trailing_zeros() & 1) ^ (r & 1);
                     miss |= lit ^ and;
                 }
                 let v = (miss != 0) as u32 ^ and;

