@@ -612,7 +612,7 @@ impl Search<PropnetMachine> for FactoredMcts {
         // rest goes to the factors in which the move then preferred is played (in a serial
         // game, the board where the choice is being made; with compound moves, all).
         let threads = self.opts.threads.max(1);
-        let mut q: Vec<Vec<Option<f64>>> = vec![Vec::new(); todo.len()];
+        let mut q: Vec<ClassValues> = vec![ClassValues::default(); todo.len()];
         let start = Instant::now();
         let first = start + limit.deadline.saturating_duration_since(start).mul_f64(FIRST_SHARE);
         let all: Vec<usize> = (0..todo.len()).collect();
@@ -670,7 +670,7 @@ fn search_factors(
     f: &mut Factored,
     todo: &[usize],
     which: &[usize],
-    q: &mut [Vec<Option<f64>>],
+    q: &mut [ClassValues],
     state: &PnState,
     role: usize,
     limit: Limit<'_>,
@@ -691,7 +691,7 @@ fn search_factors(
             .enumerate()
             .filter_map(|(k, (m, t))| round.iter().find(|&&i| todo[i] == k).map(|&i| (i, m, t)))
             .collect();
-        let results: Vec<(usize, Vec<Option<f64>>, u64)> = if jobs.len() == 1 {
+        let results: Vec<(usize, ClassValues, u64)> = if jobs.len() == 1 {
             let (i, m, t) = jobs.pop().expect("one job");
             let (qk, n) = search_factor(m, t, state, role, lim);
             vec![(i, qk, n)]
@@ -707,7 +707,7 @@ fn search_factors(
                         })
                     })
                     .collect();
-                let mut out: Vec<(usize, Vec<Option<f64>>, u64)> = Vec::new();
+                let mut out: Vec<(usize, ClassValues, u64)> = Vec::new();
                 if let Some((i, m, t)) = last {
                     let (qk, n) = search_factor(m, t, state, role, lim);
                     out.push((i, qk, n));
@@ -725,6 +725,19 @@ fn search_factors(
     iterations
 }
 
+/// A factor tree's values of the role's move classes at its root, as [`best_input`] weighs
+/// them.
+#[derive(Clone, Debug, Default)]
+struct ClassValues {
+    /// Per class: the mean value of its moves at the root (`None`: not tried).
+    q: Vec<Option<f64>>,
+    /// The class of the tree's choice when its value is proven (MCTS-Solver): an exact value,
+    /// which outranks an estimate as high. A tree stops once its root is proven, which leaves
+    /// the other classes a visit or two whose mean may tie with the proof (a lucky rollout
+    /// scores 1 as surely as the win in one does).
+    proven: Option<u32>,
+}
+
 /// Searches one factor's tree until `limit`; returns the mean value of each of the role's
 /// classes at the tree's root, and the iterations.
 fn search_factor(
@@ -733,44 +746,50 @@ fn search_factor(
     state: &PnState,
     role: usize,
     limit: Limit<'_>,
-) -> (Vec<Option<f64>>, u64) {
+) -> (ClassValues, u64) {
     let own = m.set_root(state);
     m.end_full.bits.clear();
     let c = tree.select(m, &own, role, limit);
     let classes = m.class_of.iter().copied().max().map_or(0, |x| x as usize + 1);
-    let mut qk = vec![None; classes];
+    let mut qk = ClassValues { q: vec![None; classes], proven: None };
     for (mv, n, w) in tree.root_stats(role) {
         if n > 0 {
-            qk[m.class(mv) as usize] = Some(w / n as f64);
+            qk.q[m.class(mv) as usize] = Some(w / n as f64);
         }
     }
     let mut iterations = 0;
     if let Some(c) = c {
         iterations = c.iterations;
         if let Some(v) = c.value {
-            qk[m.class(c.mv) as usize] = Some(v);
+            qk.q[m.class(c.mv) as usize] = Some(v);
+            if c.proven {
+                qk.proven = Some(m.class(c.mv));
+            }
         }
     }
     (qk, iterations)
 }
 
 /// The legal input with the highest sum of its classes' values over the factors searched.
+/// Among equal sums, the one with more parts whose value a factor tree proved ([`ClassValues`]).
 /// (Scoring an input by its active factors' values alone, which compares a serial move by the
 /// tree of its own board and leaves out the pseudo-noop's value elsewhere, did no better on
 /// dualConnect4 with `factor_serial`: 1-7 against plain MCTS, where the sum went 3-7.)
-fn best_input(a: &Analysis, todo: &[usize], q: &[Vec<Option<f64>>], legal: &[u32]) -> Option<(f64, u32)> {
-    let mut best: Option<(f64, u32)> = None;
+fn best_input(a: &Analysis, todo: &[usize], q: &[ClassValues], legal: &[u32]) -> Option<(f64, u32)> {
+    let mut best: Option<(f64, usize, u32)> = None;
     for &mv in legal {
-        let mut s = 0.0;
+        let (mut s, mut proven) = (0.0, 0);
         for (i, &k) in todo.iter().enumerate() {
-            let c = a.factors[k].class_of[mv as usize] as usize;
-            s += q[i].get(c).copied().flatten().unwrap_or(-1.0);
+            let c = a.factors[k].class_of[mv as usize];
+            s += q[i].q.get(c as usize).copied().flatten().unwrap_or(-1.0);
+            proven += usize::from(q[i].proven == Some(c));
         }
-        if best.is_none_or(|(b, _)| s > b) {
-            best = Some((s, mv));
+        // Equal sums: the move with more proven parts (exact values before estimates).
+        if best.is_none_or(|(b, bp, _)| s > b || (s == b && proven > bp)) {
+            best = Some((s, proven, mv));
         }
     }
-    best
+    best.map(|(s, _, mv)| (s, mv))
 }
 
 #[cfg(test)]

@@ -264,3 +264,25 @@ fn compound_moves_block_both_threats_with_mast_or_batched_rollouts() {
         assert_eq!(choose(&mut m, &mut f, &s, 0, 600), "( drop 5 7 )", "{playout:?}");
     }
 }
+
+/// A factor tree stops once it proves its root, and its other classes are left a visit or
+/// two whose mean can tie with the proof (one lucky rollout scores 1 as surely as the win in
+/// one does): the proven class must win the tie. Before, on the position of
+/// [`wins_on_the_board_that_can_be_won`], 10 of these 16 seeds played another cell of board 1
+/// (ties went to the first legal move), whatever the iterations.
+#[test]
+fn a_proven_win_in_a_factor_outranks_estimates_as_high() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl/parallel_tictactoe.kif");
+    let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+    let net = Arc::new(b.net);
+    let a = factor::analyse(&net);
+    let mut m = PropnetMachine::new(Compiled::new(&net, b.grounding_terms, b.symbols));
+    let s = play(&mut m, X_HOLDS_TWO_ON_BOARD_1);
+    for seed in 0..16 {
+        let mut f = FactoredMcts::new(MctsConfig { seed, ..MctsConfig::default() }, net.clone(), a.clone(), SETUP);
+        let c = f.select(&mut m, &s, 0, Limit::iterations(500)).expect("a move");
+        assert_eq!(f.factors(), Some(2));
+        let mv = m.move_text(c.mv);
+        assert!(mv.starts_with("( mark 1 3 "), "seed {seed}: x completes row 1 of board 1: {mv}");
+    }
+}
