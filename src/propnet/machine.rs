@@ -1211,6 +1211,11 @@ impl PropnetMachine {
         self.snap.restores
     }
 
+    /// The state whose snapshot this machine holds (see [`Snapshot`]), if it took one.
+    pub fn snapshot_state(&self) -> Option<&[u64]> {
+        (!self.snap.bits.is_empty()).then_some(&self.snap.bits[..])
+    }
+
     /// Sets the bases to the state `new` (to be propagated): first those that come true,
     /// then those that go false, so that an OR over both is not queued for nothing.
     #[inline]

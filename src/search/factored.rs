@@ -196,6 +196,11 @@ impl StateMachine for FactorMachine {
         self.merge(state);
         self.inner.is_terminal(&self.full)
     }
+    /// The hint reaches the game's machine as the states it is asked about: merged.
+    fn anchor(&mut self, state: &PnState) {
+        self.merge(state);
+        self.inner.anchor(&self.full);
+    }
     fn goal(&mut self, state: &PnState, role: usize) -> crate::machine::Goal {
         if !self.end_full.bits.is_empty() && *state == self.end_proj {
             return self.inner.goal(&self.end_full, role);

@@ -265,6 +265,78 @@ fn compound_moves_block_both_threats_with_mast_or_batched_rollouts() {
     }
 }
 
+/// A factor machine's answers with its root anchored ([`StateMachine::anchor`], which it
+/// passes on to the game's machine as the merged state) are the answers without: anchoring is
+/// a hint. As MCTS uses it: the factor's root anchored, a random descent of the factor's
+/// tree, a whole-game rollout from the leaf, and again, comparing legal classes, terminal,
+/// goals and next states along every descent, on both boards of two games.
+#[test]
+fn anchored_factor_machines_answer_as_unanchored_ones() {
+    use crate::machine::PlayoutBuffers;
+    use rand::{Rng, SeedableRng};
+    for (file, moves) in
+        [("parallel_tictactoe.kif", X_HOLDS_TWO_ON_BOARD_1), ("parallel_connect4.kif", YELLOW_THREATENS_BOTH_BOARDS)]
+    {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join(file);
+        let b = build_net(&Game::load(&p).expect("game"), &Budget::default()).expect("net");
+        let a = factor::analyse(&b.net);
+        let mut m = PropnetMachine::new(Compiled::new(&b.net, b.grounding_terms, b.symbols));
+        let root = play(&mut m, moves);
+        for k in 0..a.factors.len() {
+            let mut anchored = FactorMachine::new(m.clone(), &a, k);
+            let mut plain = FactorMachine::new(m.clone(), &a, k);
+            let own = anchored.set_root(&root);
+            assert_eq!(plain.set_root(&root), own);
+            let (mut ba, mut bp) = (PlayoutBuffers::new(&mut anchored), PlayoutBuffers::new(&mut plain));
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11 + k as u64);
+            let roles = m.roles().len();
+            let mut buf = Vec::new();
+            // Per role, the classes of the legal moves (sorted) and a representative of each.
+            let mut classes = |fm: &mut FactorMachine, s: &PnState| -> Vec<Vec<(u32, u32)>> {
+                (0..roles)
+                    .map(|r| {
+                        fm.legal_moves(s, r, &mut buf);
+                        let mut v: Vec<(u32, u32)> = buf.iter().map(|&mv| (fm.class(mv), mv)).collect();
+                        v.sort_unstable();
+                        v
+                    })
+                    .collect()
+            };
+            anchored.anchor(&own);
+            let merged: Vec<u64> = own.bits.iter().zip(&anchored.frozen.bits).map(|(a, b)| a | b).collect();
+            assert_eq!(anchored.inner.snapshot_state(), Some(&merged[..]), "the merged root is anchored");
+            for it in 0..150 {
+                anchored.anchor(&own);
+                let mut s = own.clone();
+                for depth in 0.. {
+                    let (la, lp) = (classes(&mut anchored, &s), classes(&mut plain, &s));
+                    let ca: Vec<Vec<u32>> = la.iter().map(|l| l.iter().map(|x| x.0).collect()).collect();
+                    let cp: Vec<Vec<u32>> = lp.iter().map(|l| l.iter().map(|x| x.0).collect()).collect();
+                    assert_eq!(ca, cp, "{file} factor {k}: legal classes, iteration {it} depth {depth}");
+                    let t = anchored.is_terminal(&s);
+                    assert_eq!(t, plain.is_terminal(&s), "{file} factor {k}: terminal, iteration {it} depth {depth}");
+                    let goals = |fm: &mut FactorMachine| (0..roles).map(|r| fm.goal(&s, r)).collect::<Vec<_>>();
+                    assert_eq!(goals(&mut anchored), goals(&mut plain), "{file} factor {k}: goals, iteration {it}");
+                    if t || la.iter().any(Vec::is_empty) || depth == 3 {
+                        break;
+                    }
+                    // The same classes' first representatives in both machines.
+                    let joint: Vec<u32> = lp.iter().map(|l| l[rng.gen_range(0..l.len())].1).collect();
+                    let (mut na, mut np) = (s.clone(), s.clone());
+                    anchored.next_state(&s, &joint, &mut na);
+                    plain.next_state(&s, &joint, &mut np);
+                    assert_eq!(na, np, "{file} factor {k}: next state, iteration {it} depth {depth}");
+                    s = na;
+                }
+                let (mut ea, mut ep) = (s.clone(), s.clone());
+                anchored.playout_seen(&mut ea, &mut rng, 1000, &mut ba, |_| {});
+                plain.playout_seen(&mut ep, &mut rng, 1000, &mut bp, |_| {});
+            }
+            assert!(anchored.inner.snapshot_restores() > 0, "{file} factor {k}: the anchored root was restored");
+        }
+    }
+}
+
 /// A factor tree stops once it proves its root, and its other classes are left a visit or
 /// two whose mean can tie with the proof (one lucky rollout scores 1 as surely as the win in
 /// one does): the proven class must win the tie. Before, on the position of

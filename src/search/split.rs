@@ -189,6 +189,10 @@ impl StateMachine for SplitMachine {
         let pn = self.inner.initial_state();
         self.root(&pn)
     }
+    /// The hint reaches the game's machine as the game's state.
+    fn anchor(&mut self, state: &SplitState) {
+        self.inner.anchor(&state.pn);
+    }
     fn legal_moves(&mut self, state: &SplitState, role: usize, out: &mut Vec<u32>) {
         self.inner.legal_moves(&state.pn, role, &mut self.tmp);
         out.clear();

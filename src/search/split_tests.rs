@@ -88,6 +88,11 @@ fn rollouts_complete_a_move_with_its_parts_kept() {
     sm.legal_moves(&s0, 1, &mut noop);
     let mut s1 = s0.clone();
     sm.next_state(&s0, &[four, noop[0]], &mut s1);
+    // The search's hint reaches the game's machine as the game's state (part way through the
+    // move: the state the move started from).
+    assert_eq!(sm.inner.snapshot_state(), None);
+    sm.anchor(&s1);
+    assert_eq!(sm.inner.snapshot_state(), Some(&s1.pn.bits[..]));
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
     let mut bufs = PlayoutBuffers::new(&mut sm);
     for _ in 0..10 {
