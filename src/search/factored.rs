@@ -766,10 +766,9 @@ fn search_factor(
     if let Some(c) = c {
         iterations = c.iterations;
         if let Some(v) = c.value {
-            qk.q[m.class(c.mv) as usize] = Some(v);
-            if c.proven {
-                qk.proven = Some(m.class(c.mv));
-            }
+            let class = m.class(c.mv);
+            qk.q[class as usize] = Some(v);
+            qk.proven = c.proven.then_some(class);
         }
     }
     (qk, iterations)

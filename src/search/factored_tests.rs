@@ -303,8 +303,9 @@ fn anchored_factor_machines_answer_as_unanchored_ones() {
                     .collect()
             };
             anchored.anchor(&own);
-            let merged: Vec<u64> = own.bits.iter().zip(&anchored.frozen.bits).map(|(a, b)| a | b).collect();
-            assert_eq!(anchored.inner.snapshot_state(), Some(&merged[..]), "the merged root is anchored");
+            let mut merged = PnState::default();
+            merge_into(&own, &anchored.frozen, &mut merged);
+            assert_eq!(anchored.inner.snapshot_state(), Some(&merged.bits[..]), "the merged root is anchored");
             for it in 0..150 {
                 anchored.anchor(&own);
                 let mut s = own.clone();
@@ -320,7 +321,8 @@ fn anchored_factor_machines_answer_as_unanchored_ones() {
                     if t || la.iter().any(Vec::is_empty) || depth == 3 {
                         break;
                     }
-                    // The same classes' first representatives in both machines.
+                    // A random class per role, played in both machines by the same move (the
+                    // unanchored machine's representative).
                     let joint: Vec<u32> = lp.iter().map(|l| l[rng.gen_range(0..l.len())].1).collect();
                     let (mut na, mut np) = (s.clone(), s.clone());
                     anchored.next_state(&s, &joint, &mut na);
@@ -328,7 +330,7 @@ fn anchored_factor_machines_answer_as_unanchored_ones() {
                     assert_eq!(na, np, "{file} factor {k}: next state, iteration {it} depth {depth}");
                     s = na;
                 }
-                let (mut ea, mut ep) = (s.clone(), s.clone());
+                let (mut ea, mut ep) = (s.clone(), s);
                 anchored.playout_seen(&mut ea, &mut rng, 1000, &mut ba, |_| {});
                 plain.playout_seen(&mut ep, &mut rng, 1000, &mut bp, |_| {});
             }
