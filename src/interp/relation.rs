@@ -1,7 +1,7 @@
 //! Relations: sets of tuples of terms, appended in order (so a tuple index range is a
 //! "delta" for semi-naive evaluation), with optional hash indexes on one argument.
 
-use super::terms::{TermId, TermStore};
+use super::terms::{fold32, table_hash, TermId, TermStore};
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -98,14 +98,15 @@ pub struct Relation {
     /// Start of the delta of the current round.
     pub delta_lo: u32,
     data: Vec<TermId>,
-    set: HashTable<u32>,
+    /// Each tuple's id and its 32-bit hash (see [`table_hash`]).
+    set: HashTable<(u32, u32)>,
     pub indexes: Vec<Index>,
 }
 
-fn hash_tuple(t: &[TermId]) -> u64 {
+fn hash_tuple(t: &[TermId]) -> u32 {
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     t.hash(&mut h);
-    h.finish()
+    fold32(h.finish())
 }
 
 impl Relation {
@@ -157,7 +158,7 @@ impl Relation {
             return (self.len > 0).then_some(0);
         }
         let h = hash_tuple(t);
-        self.set.find(h, |&i| self.tuple(i) == t).copied()
+        self.set.find(table_hash(h), |&(i, hi)| hi == h && self.tuple(i) == t).map(|&(i, _)| i)
     }
 
     /// Adds a tuple; returns whether it was new.
@@ -171,13 +172,20 @@ impl Relation {
             return true;
         }
         let h = hash_tuple(t);
-        if self.set.find(h, |&i| self.tuple(i) == t).is_some() {
-            return false;
+        let arity = self.arity;
+        let data = &self.data;
+        match self.set.entry(
+            table_hash(h),
+            |&(i, hi)| hi == h && &data[i as usize * arity..(i as usize + 1) * arity] == t,
+            |&(_, h)| table_hash(h),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(_) => return false,
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert((self.len, h));
+            }
         }
         let id = self.len;
         self.data.extend_from_slice(t);
-        let (data, arity) = (&self.data, self.arity);
-        self.set.insert_unique(h, id, |&i| hash_tuple(&data[i as usize * arity..(i as usize + 1) * arity]));
         for ix in &mut self.indexes {
             let key = ix.key(t, terms);
             let head = ix.heads.entry(key).or_insert(NIL);

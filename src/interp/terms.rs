@@ -24,14 +24,32 @@ struct Node {
 pub struct TermStore {
     nodes: Vec<Node>,
     args: Vec<TermId>,
-    table: HashTable<u32>,
+    /// Each term's id and its 32-bit hash (see [`table_hash`]): a grounding interns millions,
+    /// and rereading them scattered in memory at each doubling cost more than the probes.
+    table: HashTable<(u32, u32)>,
 }
 
-fn hash_of(functor: Sym, args: &[TermId]) -> u64 {
+/// A term's 32-bit hash.
+fn hash_of(functor: Sym, args: &[TermId]) -> u32 {
     let mut h = rustc_hash::FxBuildHasher.build_hasher();
     functor.hash(&mut h);
     args.hash(&mut h);
-    h.finish()
+    fold32(h.finish())
+}
+
+/// A 64-bit hash folded to the 32 bits a table entry keeps beside its id.
+#[inline]
+pub(crate) fn fold32(h: u64) -> u32 {
+    (h ^ (h >> 32)) as u32
+}
+
+/// A hash table's hash of an entry's 32-bit hash: its low bits pick the bucket, its top seven
+/// are the tag the table filters with, both taken from the 32 bits. Tables of millions of
+/// entries (terms, tuples) keep the 32 bits beside each id, so they grow without reading the
+/// entries again and a probe reads an entry only when the hashes agree.
+#[inline]
+pub(crate) fn table_hash(h: u32) -> u64 {
+    (h as u64) << 32 | h as u64
 }
 
 impl TermStore {
@@ -63,29 +81,40 @@ impl TermStore {
     pub fn lookup(&self, functor: Sym, args: &[TermId]) -> Option<TermId> {
         let h = hash_of(functor, args);
         self.table
-            .find(h, |&i| {
-                let n = self.nodes[i as usize];
-                n.functor == functor && &self.args[n.start as usize..(n.start + n.len) as usize] == args
+            .find(table_hash(h), |&(i, hi)| {
+                hi == h && {
+                    let n = self.nodes[i as usize];
+                    n.functor == functor && &self.args[n.start as usize..(n.start + n.len) as usize] == args
+                }
             })
-            .map(|&i| TermId(i))
+            .map(|&(i, _)| TermId(i))
     }
 
     /// The id of `functor(args)`, creating it if needed.
     pub fn intern(&mut self, functor: Sym, args: &[TermId]) -> TermId {
-        if let Some(t) = self.lookup(functor, args) {
-            return t;
-        }
-        let id = self.nodes.len() as u32;
-        let start = self.args.len() as u32;
-        self.args.extend_from_slice(args);
-        self.nodes.push(Node { functor, start, len: args.len() as u32 });
         let h = hash_of(functor, args);
-        let (nodes, all_args) = (&self.nodes, &self.args);
-        self.table.insert_unique(h, id, |&i| {
-            let n = nodes[i as usize];
-            hash_of(n.functor, &all_args[n.start as usize..(n.start + n.len) as usize])
-        });
-        TermId(id)
+        let TermStore { nodes, args: all_args, table } = self;
+        let entry = table.entry(
+            table_hash(h),
+            |&(i, hi)| {
+                hi == h && {
+                    let n = nodes[i as usize];
+                    n.functor == functor && &all_args[n.start as usize..(n.start + n.len) as usize] == args
+                }
+            },
+            |&(_, h)| table_hash(h),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(e) => TermId(e.get().0),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let id = nodes.len() as u32;
+                let start = all_args.len() as u32;
+                all_args.extend_from_slice(args);
+                nodes.push(Node { functor, start, len: args.len() as u32 });
+                e.insert((id, h));
+                TermId(id)
+            }
+        }
     }
 
     /// Interns a ground AST term. Panics on variables: callers check groundness first.

@@ -467,7 +467,9 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
             _ => &nodes[i].inputs,
         }
     };
+    let t0 = std::time::Instant::now();
     let comps = node_sccs(n, 0..n, dep);
+    let sccs_ms = t0.elapsed().as_secs_f64() * 1000.0;
     // Readers of each node (CSR): node `d` is read by `readers[reader_start[d]..reader_start[d + 1]]`.
     let mut reader_start = vec![0u32; n + 1];
     for i in 0..n {
@@ -530,6 +532,7 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
             val[comp[0] as usize] = eval_node(comp[0] as usize, &val, &base_known);
         }
     }
+    let first_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let mut rounds = 1;
     let mut work: Vec<usize> = Vec::new();
     // Components to revisit, as a bitset: readers come after what they read (dependencies
@@ -595,6 +598,12 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
             }
         }
     }
+    tracing::debug!(
+        sccs_ms,
+        first_ms,
+        rounds_ms = t0.elapsed().as_secs_f64() * 1000.0 - first_ms,
+        "constant analysis's phases"
+    );
     Ok((val, comps, rounds))
 }
 
@@ -821,11 +830,13 @@ pub fn restructure(net: &Net) -> Net {
         }
         c
     };
+    let t0 = std::time::Instant::now();
     let ors: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].kind == Kind::Or && !cyclic[i]).collect();
     for o in ors {
         let inputs = std::mem::take(&mut nodes[o].inputs);
         nodes[o].inputs = factor_or(&mut nodes, inputs, &fanout, &cyclic);
     }
+    tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1000.0, "factored");
     let (guard, guarded) = super::machine::legal_guards(net);
     let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
     turn_complements(net, (&guard, &guarded), &mut nodes, &mut complement);

@@ -1050,8 +1050,10 @@ fn show_rule(fr: &crate::gdl::FlatRule, symbols: &SymbolTable) -> String {
 }
 
 /// A rule's atom compiled against the rule's variables (the columns of its instance rows),
-/// with the atom of the last row it was grounded for: consecutive rows, listed in join order,
-/// often agree on its variables.
+/// with the atom of the last row it was grounded for (consecutive rows, listed in join order,
+/// often agree on its variables) and a small direct-mapped memo of earlier ones (an atom
+/// over the inner variables of a join recurs with each outer row). Either saves a probe of
+/// the term store, whose table of millions of terms misses the cache.
 struct GAtom {
     rel: Sym,
     args: Vec<GPat>,
@@ -1059,6 +1061,51 @@ struct GAtom {
     vars: Vec<usize>,
     last: Vec<TermId>,
     atom: Option<TermId>,
+    memo: AtomMemo,
+}
+
+/// [`GAtom`]'s memo: `SLOTS` entries of the values of its columns followed by the atom, each
+/// at the slot its values hash to, allocated at the first miss of the last-row check. It is
+/// dropped when fewer than one probe in eight hit after the first `TRIAL` (a head whose
+/// every instance is a new atom).
+#[derive(Default)]
+struct AtomMemo {
+    slots: Vec<u32>,
+    probes: u32,
+    hits: u32,
+    off: bool,
+}
+
+impl AtomMemo {
+    const SLOTS: usize = 4096;
+    const TRIAL: u32 = 4096;
+    const EMPTY: u32 = u32::MAX;
+
+    /// The slot's offset in `slots` for the values `key` (the memo allocated if not yet).
+    #[inline]
+    fn slot(&mut self, key: impl Iterator<Item = u32>, width: usize) -> usize {
+        if self.slots.is_empty() {
+            self.slots = vec![Self::EMPTY; Self::SLOTS * (width + 1)];
+        }
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        for v in key {
+            h.write_u32(v);
+        }
+        let h = h.finish();
+        ((h ^ (h >> 32)) as usize & (Self::SLOTS - 1)) * (width + 1)
+    }
+
+    /// Counts a probe, and turns the memo off if it does not pay.
+    #[inline]
+    fn count(&mut self, hit: bool) {
+        self.probes += 1;
+        self.hits += hit as u32;
+        if self.probes == Self::TRIAL && self.hits < Self::TRIAL / 8 {
+            self.off = true;
+            self.slots = Vec::new();
+        }
+    }
 }
 
 /// A term pattern over a row: a column, a ground term, or a function of patterns.
@@ -1085,7 +1132,14 @@ impl GAtom {
         }
         let mut cols = Vec::new();
         let args = a.args.iter().map(|t| pat(t, vars, terms, &mut cols)).collect();
-        GAtom { rel: a.rel, args, last: Vec::with_capacity(cols.len()), vars: cols, atom: None }
+        GAtom {
+            rel: a.rel,
+            args,
+            last: Vec::with_capacity(cols.len()),
+            vars: cols,
+            atom: None,
+            memo: AtomMemo::default(),
+        }
     }
 
     /// The atom for the row `vals`.
@@ -1095,6 +1149,24 @@ impl GAtom {
                 return atom;
             }
         }
+        self.last.clear();
+        self.last.extend(self.vars.iter().map(|&c| vals[c]));
+        let width = self.vars.len();
+        let slot = if width > 0 && !self.memo.off {
+            let at = self.memo.slot(self.last.iter().map(|t| t.0), width);
+            let entry = &self.memo.slots[at..at + width + 1];
+            let hit = entry[width] != AtomMemo::EMPTY && entry[..width].iter().zip(&self.last).all(|(&m, v)| m == v.0);
+            if hit {
+                let atom = TermId(entry[width]);
+                self.memo.count(true);
+                self.atom = Some(atom);
+                return atom;
+            }
+            self.memo.count(false);
+            (!self.memo.off).then_some(at)
+        } else {
+            None
+        };
         fn build(p: &GPat, vals: &[TermId], terms: &mut TermStore, scratch: &mut Vec<TermId>) -> TermId {
             match p {
                 GPat::Var(c) => vals[*c],
@@ -1118,8 +1190,13 @@ impl GAtom {
         }
         let atom = terms.intern(self.rel, &scratch[base..]);
         scratch.truncate(base);
-        self.last.clear();
-        self.last.extend(self.vars.iter().map(|&c| vals[c]));
+        if let Some(at) = slot {
+            let entry = &mut self.memo.slots[at..at + width + 1];
+            for (m, v) in entry.iter_mut().zip(&self.last) {
+                *m = v.0;
+            }
+            entry[width] = atom.0;
+        }
         self.atom = Some(atom);
         atom
     }
