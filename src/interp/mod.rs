@@ -19,6 +19,7 @@ mod relation;
 mod table;
 mod terms;
 
+pub(crate) use terms::{fold32, table_hash};
 pub use terms::{TermId, TermStore};
 
 use crate::gdl::{flatten, kw, rule_deps, validate, Atom, FlatLit, FlatRule, Game, RuleDeps, Sym, SymbolTable};

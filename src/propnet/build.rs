@@ -16,6 +16,7 @@
 use super::ground::{Budget, GroundError, Grounding};
 use crate::gdl::kw;
 use crate::interp::TermId;
+use crate::interp::{fold32, table_hash};
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 
@@ -615,11 +616,12 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
     tracing::debug!(rounds, nodes = net.nodes.len(), ms = t0.elapsed().as_secs_f64() * 1000.0, "constant analysis");
 
     // Rebuild, dependencies first, with constants folded and gates hash-consed. The table
-    // holds node ids, hashed by kind and inputs (no key of its own to allocate).
+    // holds node ids, each with its hash's 32 bits (no key of its own to allocate, and no
+    // gate read again when the table grows; see `interp::terms::table_hash`).
     let mut nodes = vec![Node { kind: Kind::False, inputs: Vec::new() }];
     let mut map: Vec<Ref> = vec![Ref::FALSE; net.nodes.len()];
-    let hash_of = |and: bool, ins: &[Ref]| rustc_hash::FxBuildHasher.hash_one((and, ins));
-    let mut consed: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+    let hash_of = |and: bool, ins: &[Ref]| fold32(rustc_hash::FxBuildHasher.hash_one((and, ins)));
+    let mut consed: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
     let known = |n: usize| match vals[n] {
         // Inputs are never constant true; an input known false is one never legal.
         V::T => Some(Ref::TRUE),
@@ -690,19 +692,18 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
                     }
                 } else {
                     let h = hash_of(and, &ins);
-                    let same = |&k: &u32| {
-                        let nd = &nodes[k as usize];
-                        (nd.kind == Kind::And) == and && nd.inputs == ins
+                    let same = |&(k, hk): &(u32, u32)| {
+                        hk == h && {
+                            let nd = &nodes[k as usize];
+                            (nd.kind == Kind::And) == and && nd.inputs == ins
+                        }
                     };
-                    match consed.find(h, same) {
-                        Some(&k) => Ref::new(k, false),
-                        None => {
+                    match consed.entry(table_hash(h), same, |&(_, h)| table_hash(h)) {
+                        hashbrown::hash_table::Entry::Occupied(e) => Ref::new(e.get().0, false),
+                        hashbrown::hash_table::Entry::Vacant(e) => {
                             let k = nodes.len() as u32;
+                            e.insert((k, h));
                             nodes.push(Node { kind: old.kind.clone(), inputs: ins.clone() });
-                            consed.insert_unique(h, k, |&k| {
-                                let nd = &nodes[k as usize];
-                                hash_of(nd.kind == Kind::And, &nd.inputs)
-                            });
                             Ref::new(k, false)
                         }
                     }
@@ -808,8 +809,12 @@ fn prune(net: &mut Net) {
 ///   input of every complement it would flip them all (breakthrough's 64 frame conditions).
 /// - *Turn complements* (before move complements): the same across roles where the turn
 ///   provably alternates (see [`turn_complements`]).
-pub fn restructure(net: &Net) -> Net {
-    let mut nodes = net.nodes.clone();
+pub fn restructure(mut net: Net) -> Net {
+    // What the turn analysis reads of the network as it is (factoring adds nodes and rewires
+    // ORs, but leaves the kinds and outputs it reads alone).
+    let (guard, guarded) = super::machine::legal_guards(&net);
+    let turn = turn_moves(&net, &guard, &guarded);
+    let mut nodes = std::mem::take(&mut net.nodes);
     let mut fanout = vec![0u32; nodes.len()];
     for n in &nodes {
         for r in &n.inputs {
@@ -837,9 +842,10 @@ pub fn restructure(net: &Net) -> Net {
         nodes[o].inputs = factor_or(&mut nodes, inputs, &fanout, &cyclic);
     }
     tracing::debug!(ms = t0.elapsed().as_secs_f64() * 1000.0, "factored");
-    let (guard, guarded) = super::machine::legal_guards(net);
     let mut complement: FxHashMap<Vec<Ref>, Ref> = FxHashMap::default();
-    turn_complements(net, (&guard, &guarded), &mut nodes, &mut complement);
+    if let Some(moves) = turn {
+        turn_complements(&moves, &mut nodes, &mut complement);
+    }
     // Move complements.
     let mut live: Vec<Vec<Ref>> = vec![Vec::new(); net.roles.len()];
     let mut role_of_node: FxHashMap<usize, usize> = FxHashMap::default();
@@ -887,9 +893,9 @@ pub fn restructure(net: &Net) -> Net {
         }
     }
     // The ANDs factoring took apart are read by nothing now: dropped before the next pass.
-    let mut out = Net { nodes, ..net.without_nodes() };
-    prune(&mut out);
-    out
+    net.nodes = nodes;
+    prune(&mut net);
+    net
 }
 
 /// `¬(r₁ ∨ … ∨ rₙ)` for sorted `refs`, one shared node per set (`TRUE` for none).
@@ -949,13 +955,7 @@ pub(crate) fn turn_moves(net: &Net, guard: &[Option<Ref>], guarded: &[bool]) -> 
 /// among them, so it equals the negation of an OR over the other guarded moves. Where those
 /// are fewer, it becomes that: breakthrough's frame condition for a cell, "some move that
 /// touches neither this cell", becomes "no move touching this cell" (14 moves, not 290).
-fn turn_complements(
-    net: &Net,
-    (guard, guarded): (&[Option<Ref>], &[bool]),
-    nodes: &mut Vec<Node>,
-    made: &mut FxHashMap<Vec<Ref>, Ref>,
-) {
-    let Some(moves) = turn_moves(net, guard, guarded) else { return };
+fn turn_complements(moves: &rustc_hash::FxHashSet<usize>, nodes: &mut Vec<Node>, made: &mut FxHashMap<Vec<Ref>, Ref>) {
     let all: Vec<Ref> = {
         let mut v: Vec<Ref> = moves.iter().map(|&n| Ref::new(n as u32, false)).collect();
         v.sort_unstable();
@@ -1005,7 +1005,7 @@ fn turn_complements(
         if nodes[o].kind != Kind::Or {
             continue;
         }
-        let Some(s) = set_of(o, nodes, &moves, &mut sets) else { continue };
+        let Some(s) = set_of(o, nodes, moves, &mut sets) else { continue };
         if 2 * s.len() <= all.len() || s.len() < 2 {
             continue;
         }
@@ -1152,22 +1152,5 @@ impl Net {
             .chain(&self.base_ref)
             .chain(&self.input_ref)
             .copied()
-    }
-
-    /// A copy of everything but the nodes (which are not copied at all).
-    fn without_nodes(&self) -> Net {
-        Net {
-            nodes: Vec::new(),
-            roles: self.roles.clone(),
-            bases: self.bases.clone(),
-            base_ref: self.base_ref.clone(),
-            init: self.init.clone(),
-            next: self.next.clone(),
-            inputs: self.inputs.clone(),
-            input_ref: self.input_ref.clone(),
-            legal: self.legal.clone(),
-            goals: self.goals.clone(),
-            terminal: self.terminal,
-        }
     }
 }

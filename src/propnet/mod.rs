@@ -65,24 +65,32 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
     let t1 = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
     tracing::debug!(ground_ms = ms(t0, tg), raw_ms = ms(tg, t1), "grounded and translated");
+    // Each stage's input is freed as soon as the next exists (a large game's raw network and
+    // rule instances take gigabytes, which the later stages then reuse instead of fresh pages).
+    let instances = g.rules.len();
+    let ground::Grounding { terms: grounding_terms, symbols, rules, lits, .. } = g;
+    drop((rules, lits));
+    let raw_stats = raw.stats();
     let net = build::optimize(&raw, budget)?;
+    drop(raw);
     tracing::debug!(game = %game.name, stats = ?net.stats(), ms = ms(t1, Instant::now()), "optimized once");
     budget.check_time("optimizing the network")?;
     let tr = Instant::now();
-    let restructured = build::restructure(&net);
+    let restructured = build::restructure(net);
     tracing::debug!(ms = ms(tr, Instant::now()), "restructured");
     let net = build::optimize(&restructured, budget)?;
+    drop(restructured);
     let t2 = Instant::now();
     let report = BuildReport {
-        instances: g.rules.len(),
-        raw: raw.stats(),
+        instances,
+        raw: raw_stats,
         optimized: net.stats(),
         ground_s: (t1 - t0).as_secs_f64(),
         optimize_s: (t2 - t1).as_secs_f64(),
         total_s: (t2 - t0).as_secs_f64(),
     };
     tracing::debug!(game = %game.name, ?report, "propnet built");
-    Ok(Built { net, grounding_terms: g.terms, symbols: g.symbols, report })
+    Ok(Built { net, grounding_terms, symbols, report })
 }
 
 /// Builds the propnet state machine of a game within `budget`.
