@@ -263,6 +263,8 @@ pub fn raw_net(g: &Grounding, budget: &Budget) -> Result<Net, GroundError> {
 pub(crate) struct Comps {
     members: Vec<u32>,
     start: Vec<u32>,
+    /// Per component: whether it is a cycle (more than one member, or one that reads itself).
+    cyclic: Vec<bool>,
 }
 
 impl Comps {
@@ -276,6 +278,11 @@ impl Comps {
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
         (0..self.len()).map(|c| self.get(c))
+    }
+
+    /// Whether component `c` is a cycle (known from the search, so no node is read again).
+    pub(crate) fn is_cyclic(&self, c: usize) -> bool {
+        self.cyclic[c]
     }
 }
 
@@ -295,6 +302,8 @@ pub(crate) fn node_sccs<'a>(
     let mut call: Vec<(u32, u32)> = Vec::new();
     let mut members: Vec<u32> = Vec::new();
     let mut start: Vec<u32> = vec![0];
+    let mut cyclic: Vec<bool> = Vec::new();
+    let mut reads_itself = vec![false; n];
     let mut counter = 0u32;
     for root in roots {
         if index[root] != UNSEEN {
@@ -312,7 +321,9 @@ pub(crate) fn node_sccs<'a>(
             if (*i as usize) < s.len() {
                 let w = s[*i as usize].node();
                 *i += 1;
-                if index[w] == UNSEEN {
+                if w == v {
+                    reads_itself[v] = true;
+                } else if index[w] == UNSEEN {
                     index[w] = counter;
                     low[w] = counter;
                     counter += 1;
@@ -329,6 +340,7 @@ pub(crate) fn node_sccs<'a>(
                     low[p] = low[p].min(low[v]);
                 }
                 if low[v] == index[v] {
+                    let first = members.len();
                     loop {
                         let w = stack.pop().expect("tarjan stack");
                         on_stack[w as usize] = false;
@@ -337,19 +349,16 @@ pub(crate) fn node_sccs<'a>(
                             break;
                         }
                     }
+                    cyclic.push(members.len() - first > 1 || reads_itself[v]);
                     start.push(members.len() as u32);
                 }
             }
         }
     }
-    Comps { members, start }
+    Comps { members, start, cyclic }
 }
 
 /// Whether a component is a cycle (more than one node, or one that reads itself).
-fn is_cyclic(nodes: &[Node], comp: &[u32]) -> bool {
-    comp.len() > 1 || nodes[comp[0] as usize].inputs.iter().any(|r| r.node() == comp[0] as usize)
-}
-
 /// Three-valued values of the nodes reachable from `roots` (others are left unknown) when
 /// nothing is known of bases and inputs (what the static relations make constant).
 fn analyse(nodes: &[Node], roots: impl IntoIterator<Item = usize>) -> Vec<V> {
@@ -357,7 +366,7 @@ fn analyse(nodes: &[Node], roots: impl IntoIterator<Item = usize>) -> Vec<V> {
     let mut val = vec![V::U; nodes.len()];
     let mut in_comp = vec![u32::MAX; nodes.len()];
     for (ci, comp) in comps.iter().enumerate() {
-        if !is_cyclic(nodes, comp) {
+        if !comps.is_cyclic(ci) {
             val[comp[0] as usize] = eval(&nodes[comp[0] as usize], &val, &[]);
             continue;
         }
@@ -496,7 +505,7 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
     let mut comp_of = vec![u32::MAX; n];
     let mut cyclic = vec![false; comps.len()];
     for (ci, comp) in comps.iter().enumerate() {
-        cyclic[ci] = is_cyclic(nodes, comp);
+        cyclic[ci] = comps.is_cyclic(ci);
         for &m in comp {
             comp_of[m as usize] = ci as u32;
         }
@@ -642,7 +651,7 @@ pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
         if ci % 65536 == 0 {
             budget.check_time("optimizing the network")?;
         }
-        if is_cyclic(&net.nodes, comp) {
+        if comps.is_cyclic(ci) {
             let live: Vec<usize> = comp.iter().map(|&n| n as usize).filter(|&n| known(n).is_none()).collect();
             for &n in comp {
                 if let Some(c) = known(n as usize) {
@@ -826,8 +835,9 @@ pub fn restructure(mut net: Net) -> Net {
     }
     let cyclic: Vec<bool> = {
         let mut c = vec![false; nodes.len()];
-        for comp in node_sccs(nodes.len(), 0..nodes.len(), |v| &nodes[v].inputs).iter() {
-            if is_cyclic(&nodes, comp) {
+        let comps = node_sccs(nodes.len(), 0..nodes.len(), |v| &nodes[v].inputs);
+        for (ci, comp) in comps.iter().enumerate() {
+            if comps.is_cyclic(ci) {
                 for &n in comp {
                     c[n as usize] = true;
                 }

@@ -970,9 +970,16 @@ fn network_components_come_dependencies_first_and_only_from_the_roots() {
         })
         .collect();
     assert_eq!(got, vec![vec![3], vec![1, 2], vec![0]]);
+    let cyclic: Vec<bool> = (0..comps.len()).map(|c| comps.is_cyclic(c)).collect();
+    assert_eq!(cyclic, vec![false, true, false]);
     let all = node_sccs(succ.len(), 0..succ.len(), |v| &succ[v]);
     assert_eq!(all.len(), 4);
     assert_eq!(all.get(3), &[4]);
+    // A single node that reads itself (negated or not) is a cycle; one reading another is not.
+    let looped: Vec<Vec<Ref>> = vec![vec![r(1), r(0).not()], vec![r(2)], vec![]];
+    let comps = node_sccs(looped.len(), [0], |v| &looped[v]);
+    let flags: Vec<(Vec<u32>, bool)> = (0..comps.len()).map(|c| (comps.get(c).to_vec(), comps.is_cyclic(c))).collect();
+    assert_eq!(flags, vec![(vec![2], false), (vec![1], false), (vec![0], true)]);
 }
 
 /// A rule with many instances per head whose locals occur under negation (`?z` in
