@@ -468,7 +468,11 @@ fn eval(n: &Node, val: &[V], base_known: &[V]) -> V {
 /// Values only lose information as bases are dropped, so the analysis is incremental: each
 /// node's value changes at most once, and only the readers of a changed node are revisited.
 /// Returns the values, the components (dependencies first) and the number of rounds.
-fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), GroundError> {
+///
+/// Without `reachable`, nothing is supposed of the bases: the nodes constant in every state,
+/// in one round (on a network of millions of nodes the rounds cost as much as the first pass,
+/// since nearly every node changes once the moving bases are dropped).
+fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Comps, usize), GroundError> {
     let nodes = &net.nodes;
     let n = nodes.len();
     let dep = |i: usize| -> &[Ref] {
@@ -517,7 +521,19 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
             }
         }
     }
-    let mut base_known: Vec<V> = net.init.iter().map(|&b| if b { V::T } else { V::F }).collect();
+    let mut base_known: Vec<V> = net
+        .init
+        .iter()
+        .map(|&b| {
+            if !reachable {
+                V::U
+            } else if b {
+                V::T
+            } else {
+                V::F
+            }
+        })
+        .collect();
     let mut val = vec![V::U; n];
     let eval_node = |i: usize, val: &[V], base_known: &[V]| -> V {
         match nodes[i].kind {
@@ -620,8 +636,15 @@ fn constants(net: &Net, budget: &Budget) -> Result<(Vec<V>, Comps, usize), Groun
 /// Optimizes a network: constants, never-legal inputs and constant bases folded, identical
 /// gates merged, single-input gates collapsed, nodes no output reaches dropped.
 pub fn optimize(net: &Net, budget: &Budget) -> Result<Net, GroundError> {
+    optimize_with(net, budget, true)
+}
+
+/// [`optimize`]; without `reachable`, only what is constant in every state (not just the
+/// reachable ones) is folded, in one round of the constant analysis (see [`constants`]):
+/// cheaper on a very large network, with the rest left to a later [`optimize`].
+pub fn optimize_with(net: &Net, budget: &Budget, reachable: bool) -> Result<Net, GroundError> {
     let t0 = std::time::Instant::now();
-    let (vals, comps, rounds) = constants(net, budget)?;
+    let (vals, comps, rounds) = constants(net, budget, reachable)?;
     tracing::debug!(rounds, nodes = net.nodes.len(), ms = t0.elapsed().as_secs_f64() * 1000.0, "constant analysis");
 
     // Rebuild, dependencies first, with constants folded and gates hash-consed. The table

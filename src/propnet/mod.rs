@@ -54,6 +54,10 @@ pub fn build_net(game: &Game, budget: &Budget) -> Result<Built, GroundError> {
 
 /// [`build_net`], grounding with local variables eliminated (`Some(true)`), not
 /// (`Some(false)`), or as [`ground::ground`] decides (`None`).
+/// Raw networks of at least this many nodes get the one-round constant analysis first (see
+/// [`build::optimize_with`]); the benchmark games' are tens of thousands.
+const LARGE_RAW_NET: usize = 1 << 21;
+
 pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<bool>) -> Result<Built, GroundError> {
     let t0 = Instant::now();
     let g = match eliminate {
@@ -71,7 +75,10 @@ pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<boo
     let ground::Grounding { terms: grounding_terms, symbols, rules, lits, .. } = g;
     drop((rules, lits));
     let raw_stats = raw.stats();
-    let net = build::optimize(&raw, budget)?;
+    // A very large raw network is first folded only where constant in every state: the
+    // reachable-state analysis (many rounds, each revisiting most of the network) runs once,
+    // on the restructured network, a fraction of the size.
+    let net = build::optimize_with(&raw, budget, raw.nodes.len() < LARGE_RAW_NET)?;
     drop(raw);
     tracing::debug!(game = %game.name, stats = ?net.stats(), ms = ms(t1, Instant::now()), "optimized once");
     budget.check_time("optimizing the network")?;

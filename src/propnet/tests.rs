@@ -376,6 +376,28 @@ fn a_base_that_never_changes_becomes_a_constant() {
 }
 
 #[test]
+fn the_one_round_analysis_folds_only_what_is_constant_in_every_state() {
+    // `fixed` never changes in a reachable state, but a state without it exists: only the
+    // reachable-state analysis may fold it, and a later full optimize still does.
+    let g = inline(
+        "(role p) (init (fixed)) (init (count 0))
+         (<= (next (fixed)) (true (fixed)))
+         (<= (next (count 1)) (true (count 0)))
+         (<= (legal p go) (true (fixed)))
+         (<= terminal (true (count 1)))
+         (<= (goal p 100) (true (fixed)))",
+    );
+    let budget = Budget::default();
+    let raw = build::raw_net(&ground::ground(&g, &budget).unwrap(), &budget).unwrap();
+    let one_round = build::optimize_with(&raw, &budget, false).unwrap();
+    assert_ne!(one_round.legal[0], Ref::TRUE, "the legal of go still reads fixed");
+    assert!(one_round.base_ref.iter().all(|r| !r.is_const()));
+    let full = build::optimize(&one_round, &budget).unwrap();
+    assert_eq!(full.legal[0], Ref::TRUE);
+    assert_eq!(full.stats(), build::optimize(&raw, &budget).unwrap().stats());
+}
+
+#[test]
 fn a_move_that_is_never_legal_is_dropped() {
     let g = inline(
         "(role p) (init (s 0)) (ok)
