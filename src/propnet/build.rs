@@ -15,8 +15,7 @@
 
 use super::ground::{Budget, GroundError, Grounding};
 use crate::gdl::kw;
-use crate::interp::TermId;
-use crate::interp::{fold32, table_hash};
+use crate::interp::{fold32, table_hash, TermId};
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 
@@ -358,7 +357,6 @@ pub(crate) fn node_sccs<'a>(
     Comps { members, start, cyclic }
 }
 
-/// Whether a component is a cycle (more than one node, or one that reads itself).
 /// Three-valued values of the nodes reachable from `roots` (others are left unknown) when
 /// nothing is known of bases and inputs (what the static relations make constant).
 fn analyse(nodes: &[Node], roots: impl IntoIterator<Item = usize>) -> Vec<V> {
@@ -521,19 +519,11 @@ fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Com
             }
         }
     }
-    let mut base_known: Vec<V> = net
-        .init
-        .iter()
-        .map(|&b| {
-            if !reachable {
-                V::U
-            } else if b {
-                V::T
-            } else {
-                V::F
-            }
-        })
-        .collect();
+    let mut base_known: Vec<V> = if reachable {
+        net.init.iter().map(|&b| if b { V::T } else { V::F }).collect()
+    } else {
+        vec![V::U; net.init.len()]
+    };
     let mut val = vec![V::U; n];
     let eval_node = |i: usize, val: &[V], base_known: &[V]| -> V {
         match nodes[i].kind {

@@ -350,16 +350,18 @@ fn optimization_shrinks_the_network_and_folds_static_relations() {
     assert_eq!(step_bases, 13, "step 0..12");
 }
 
+/// A base (`fixed`) that keeps its initial value in every reachable state, though states
+/// without it exist.
+const FIXED_BASE: &str = "(role p) (init (fixed)) (init (count 0))
+    (<= (next (fixed)) (true (fixed)))
+    (<= (next (count 1)) (true (count 0)))
+    (<= (legal p go) (true (fixed)))
+    (<= terminal (true (count 1)))
+    (<= (goal p 100) (true (fixed)))";
+
 #[test]
 fn a_base_that_never_changes_becomes_a_constant() {
-    let g = inline(
-        "(role p) (init (fixed)) (init (count 0))
-         (<= (next (fixed)) (true (fixed)))
-         (<= (next (count 1)) (true (count 0)))
-         (<= (legal p go) (true (fixed)))
-         (<= terminal (true (count 1)))
-         (<= (goal p 100) (true (fixed)))",
-    );
+    let g = inline(FIXED_BASE);
     let built = build_net(&g, &Budget::default()).unwrap();
     let fixed = built.net.bases.iter().position(|&b| built.grounding_terms.to_string(b, &built.symbols) == "fixed");
     assert!(built.net.base_ref[fixed.unwrap()].is_const());
@@ -377,16 +379,8 @@ fn a_base_that_never_changes_becomes_a_constant() {
 
 #[test]
 fn the_one_round_analysis_folds_only_what_is_constant_in_every_state() {
-    // `fixed` never changes in a reachable state, but a state without it exists: only the
-    // reachable-state analysis may fold it, and a later full optimize still does.
-    let g = inline(
-        "(role p) (init (fixed)) (init (count 0))
-         (<= (next (fixed)) (true (fixed)))
-         (<= (next (count 1)) (true (count 0)))
-         (<= (legal p go) (true (fixed)))
-         (<= terminal (true (count 1)))
-         (<= (goal p 100) (true (fixed)))",
-    );
+    // Only the reachable-state analysis may fold `fixed`, and a later full optimize still does.
+    let g = inline(FIXED_BASE);
     let budget = Budget::default();
     let raw = build::raw_net(&ground::ground(&g, &budget).unwrap(), &budget).unwrap();
     let one_round = build::optimize_with(&raw, &budget, false).unwrap();
