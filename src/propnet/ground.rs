@@ -614,7 +614,7 @@ impl Domains {
             if *n == 0 {
                 continue;
             }
-            let mut head = GAtom::new(&fr.head, vars, &mut terms);
+            let mut head = GAtom::new(&fr.head, vars, *n, &mut terms);
             // The body literals the ground rules keep: (compiled atom, negated, exclusion).
             let mut body: Vec<(GAtom, bool, Option<usize>)> = Vec::new();
             for (j, l) in fr.body.iter().enumerate() {
@@ -625,7 +625,7 @@ impl Domains {
                     // Held in the relaxed join, and ground: already true.
                     FlatLit::Distinct(..) | FlatLit::Same(..) => continue,
                 };
-                body.push((GAtom::new(a, vars, &mut terms), neg, excl_at[j]));
+                body.push((GAtom::new(a, vars, *n, &mut terms), neg, excl_at[j]));
             }
             for k in 0..*n {
                 let vals = &row[k * vars.len()..(k + 1) * vars.len()];
@@ -1065,10 +1065,10 @@ struct GAtom {
 }
 
 /// [`GAtom`]'s memo: `SLOTS` entries of the values of its columns followed by the atom, each
-/// at the slot its values hash to, allocated at the first miss of the last-row check. It is
-/// dropped when fewer than one probe in eight hit after the first `TRIAL` (a head whose
-/// every instance is a new atom).
-#[derive(Default)]
+/// at the slot its values hash to, allocated at the first miss of the last-row check. Only a
+/// rule with at least `MIN_ROWS` instances has one (a smaller one would spend more filling
+/// the slots than it saves), and it is dropped when fewer than one probe in eight hit after
+/// the first `TRIAL` (a head whose every instance is a new atom).
 struct AtomMemo {
     slots: Vec<u32>,
     probes: u32,
@@ -1079,7 +1079,13 @@ struct AtomMemo {
 impl AtomMemo {
     const SLOTS: usize = 4096;
     const TRIAL: u32 = 4096;
+    const MIN_ROWS: usize = 4 * Self::SLOTS;
     const EMPTY: u32 = u32::MAX;
+
+    /// The memo of an atom of a rule with `rows` instances (off if too few).
+    fn for_rows(rows: usize) -> AtomMemo {
+        AtomMemo { slots: Vec::new(), probes: 0, hits: 0, off: rows < Self::MIN_ROWS }
+    }
 
     /// The slot's offset in `slots` for the values `key` (the memo allocated if not yet).
     #[inline]
@@ -1116,7 +1122,8 @@ enum GPat {
 }
 
 impl GAtom {
-    fn new(a: &Atom, vars: &[Sym], terms: &mut TermStore) -> GAtom {
+    /// The atom `a` of a rule over `vars` with `rows` instances.
+    fn new(a: &Atom, vars: &[Sym], rows: usize, terms: &mut TermStore) -> GAtom {
         fn pat(t: &Term, vars: &[Sym], terms: &mut TermStore, cols: &mut Vec<usize>) -> GPat {
             match t {
                 Term::Var(v) => {
@@ -1138,7 +1145,7 @@ impl GAtom {
             last: Vec::with_capacity(cols.len()),
             vars: cols,
             atom: None,
-            memo: AtomMemo::default(),
+            memo: AtomMemo::for_rows(rows),
         }
     }
 
