@@ -9,12 +9,6 @@ mod solve_cmd;
 mod traps_cmd;
 
 use anyhow::Result;
-
-/// mimalloc, not the system's allocator: building a large game's network (chess: six million
-/// gates, each with its own input vector) spends much of its time making and freeing small
-/// vectors. The search's hot path allocates nothing, so it does not care.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Parser, Subcommand, ValueEnum};
 use factotum::agent::duel::duel;
 use factotum::agent::trap_log::TrapLog;
@@ -30,6 +24,12 @@ use factotum::web::WebConfig;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+/// mimalloc, not the system's allocator: building a large game's network (chess: six million
+/// gates, each with its own input vector) spends much of its time making and freeing small
+/// vectors. The search's hot path allocates nothing, so it does not care.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "factotum", version, about = "A General Game Playing agent: GDL in, propnet out, MCTS on top.")]

@@ -52,12 +52,12 @@ pub fn build_net(game: &Game, budget: &Budget) -> Result<Built, GroundError> {
     build_net_with(game, budget, None)
 }
 
-/// [`build_net`], grounding with local variables eliminated (`Some(true)`), not
-/// (`Some(false)`), or as [`ground::ground`] decides (`None`).
 /// Raw networks of at least this many nodes get the one-round constant analysis first (see
-/// [`build::optimize_with`]); the benchmark games' are tens of thousands.
+/// [`build::optimize_with`]); chess's has 6M, the seven benchmark games' at most 120,000.
 const LARGE_RAW_NET: usize = 1 << 21;
 
+/// [`build_net`], grounding with local variables eliminated (`Some(true)`), not
+/// (`Some(false)`), or as [`ground::ground`] decides (`None`).
 pub(crate) fn build_net_with(game: &Game, budget: &Budget, eliminate: Option<bool>) -> Result<Built, GroundError> {
     let t0 = Instant::now();
     let g = match eliminate {
