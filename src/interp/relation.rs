@@ -147,8 +147,7 @@ impl Relation {
 
     #[inline]
     pub fn tuple(&self, i: u32) -> &[TermId] {
-        let a = self.arity;
-        &self.data[i as usize * a..(i as usize + 1) * a]
+        tuple_at(&self.data, self.arity, i)
     }
 
     /// The index of tuple `t`, if present.
@@ -172,11 +171,10 @@ impl Relation {
             return true;
         }
         let h = hash_tuple(t);
-        let arity = self.arity;
-        let data = &self.data;
+        let (arity, data) = (self.arity, &self.data);
         match self.set.entry(
             table_hash(h),
-            |&(i, hi)| hi == h && &data[i as usize * arity..(i as usize + 1) * arity] == t,
+            |&(i, hi)| hi == h && tuple_at(data, arity, i) == t,
             |&(_, h)| table_hash(h),
         ) {
             hashbrown::hash_table::Entry::Occupied(_) => return false,
@@ -232,4 +230,11 @@ impl Relation {
             })
             .collect()
     }
+}
+
+/// Tuple `i` of the flat tuple store `data` of a relation of arity `arity`: [`Relation::tuple`],
+/// and the table's equality in [`Relation::insert`], where `self` is borrowed by the table.
+#[inline]
+fn tuple_at(data: &[TermId], arity: usize, i: u32) -> &[TermId] {
+    &data[i as usize * arity..(i as usize + 1) * arity]
 }

@@ -52,6 +52,14 @@ pub(crate) fn table_hash(h: u32) -> u64 {
     (h as u64) << 32 | h as u64
 }
 
+/// Whether the store's term `i` (its `nodes` and `args`) is `functor(args)`: the table's
+/// equality, shared by [`TermStore::lookup`] and [`TermStore::intern`].
+#[inline]
+fn is_term(nodes: &[Node], all_args: &[TermId], i: u32, functor: Sym, args: &[TermId]) -> bool {
+    let n = nodes[i as usize];
+    n.functor == functor && &all_args[n.start as usize..(n.start + n.len) as usize] == args
+}
+
 impl TermStore {
     pub fn new() -> TermStore {
         TermStore::default()
@@ -81,12 +89,7 @@ impl TermStore {
     pub fn lookup(&self, functor: Sym, args: &[TermId]) -> Option<TermId> {
         let h = hash_of(functor, args);
         self.table
-            .find(table_hash(h), |&(i, hi)| {
-                hi == h && {
-                    let n = self.nodes[i as usize];
-                    n.functor == functor && &self.args[n.start as usize..(n.start + n.len) as usize] == args
-                }
-            })
+            .find(table_hash(h), |&(i, hi)| hi == h && is_term(&self.nodes, &self.args, i, functor, args))
             .map(|&(i, _)| TermId(i))
     }
 
@@ -96,12 +99,7 @@ impl TermStore {
         let TermStore { nodes, args: all_args, table } = self;
         let entry = table.entry(
             table_hash(h),
-            |&(i, hi)| {
-                hi == h && {
-                    let n = nodes[i as usize];
-                    n.functor == functor && &all_args[n.start as usize..(n.start + n.len) as usize] == args
-                }
-            },
+            |&(i, hi)| hi == h && is_term(nodes, all_args, i, functor, args),
             |&(_, h)| table_hash(h),
         );
         match entry {

@@ -505,13 +505,11 @@ fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Com
     }
     let readers_of = |d: usize| &readers[reader_start[d] as usize..reader_start[d + 1] as usize];
     let mut comp_of = vec![u32::MAX; n];
-    let mut cyclic = vec![false; comps.len()];
     for (ci, comp) in comps.iter().enumerate() {
-        cyclic[ci] = comps.is_cyclic(ci);
         for &m in comp {
             comp_of[m as usize] = ci as u32;
         }
-        if cyclic[ci] {
+        if comps.is_cyclic(ci) {
             for &m in comp {
                 if nodes[m as usize].inputs.iter().any(|r| r.neg() && comp_of[r.node()] == ci as u32) {
                     return Err(GroundError::Invalid("negation inside a recursive cycle (not stratified)".into()));
@@ -540,7 +538,7 @@ fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Com
     };
     let eval_cycle = |ci: usize, val: &[V]| cycle_values(nodes, comps.get(ci), &comp_of, ci, val);
     for (ci, comp) in comps.iter().enumerate() {
-        if cyclic[ci] {
+        if comps.is_cyclic(ci) {
             for (m, v) in comp.iter().zip(eval_cycle(ci, &val)) {
                 val[*m as usize] = v;
             }
@@ -577,7 +575,7 @@ fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Com
         let push_readers = |x: usize, val: &[V], queued: &mut [u64]| {
             for &rd in readers_of(x) {
                 let ci = comp_of[rd as usize] as usize;
-                if !cyclic[ci] && val[rd as usize] == V::U {
+                if !comps.is_cyclic(ci) && val[rd as usize] == V::U {
                     continue;
                 }
                 queued[ci / 64] |= 1 << (ci % 64);
@@ -597,7 +595,7 @@ fn constants(net: &Net, budget: &Budget, reachable: bool) -> Result<(Vec<V>, Com
             }
             let ci = w * 64 + bits.trailing_zeros() as usize;
             queued[w] &= bits - 1;
-            if cyclic[ci] {
+            if comps.is_cyclic(ci) {
                 for (&m, v) in comps.get(ci).iter().zip(eval_cycle(ci, &val)) {
                     if val[m as usize] != v {
                         val[m as usize] = v;

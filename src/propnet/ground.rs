@@ -1098,8 +1098,7 @@ impl AtomMemo {
         for v in key {
             h.write_u32(v);
         }
-        let h = h.finish();
-        ((h ^ (h >> 32)) as usize & (Self::SLOTS - 1)) * (width + 1)
+        (crate::interp::fold32(h.finish()) as usize & (Self::SLOTS - 1)) * (width + 1)
     }
 
     /// Counts a probe, and turns the memo off if it does not pay.
