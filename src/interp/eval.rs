@@ -100,6 +100,11 @@ impl Db {
         self.overflow || self.timed_out
     }
 
+    /// Join steps counted so far (wrapping): how much work the joins did.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
     /// Counts one join step; every [`STEPS_PER_CLOCK`] steps, looks at the deadline. True
     /// when evaluation must stop.
     #[inline]
@@ -300,6 +305,19 @@ impl Db {
             return Some(false);
         }
         self.tick().then_some(true)
+    }
+
+    /// Whether a positive literal of `rule` ranges over no tuple now (its relation empty, or
+    /// the delta it reads empty), so that the rule has no instance: a join that orders such
+    /// a literal last would otherwise enumerate every match of the literals before it.
+    pub fn has_empty_literal(&self, rule: &CRule) -> bool {
+        rule.body.iter().enumerate().any(|(k, lit)| match lit {
+            Lit::Pos { rel, .. } => {
+                let r = &self.rels[*rel];
+                r.limit == if rule.delta == Some(k) { r.delta_lo } else { 0 }
+            }
+            _ => false,
+        })
     }
 
     pub fn join(&mut self, rule: &CRule, k: usize, b: &mut [TermId], out: &mut Vec<TermId>) -> bool {

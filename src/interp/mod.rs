@@ -565,7 +565,7 @@ impl Interpreter {
         binds.resize(rule.nvars, UNBOUND);
         out.clear();
         let t0 = self.replan.then(Instant::now);
-        let proved = self.db.join(rule, 0, &mut binds, &mut out);
+        let proved = !self.db.has_empty_literal(rule) && self.db.join(rule, 0, &mut binds, &mut out);
         if let Some(ms) = t0.map(|t| t.elapsed().as_secs_f64() * 1000.0).filter(|&ms| ms > 50.0) {
             let lits: Vec<String> = rule
                 .body

@@ -1180,6 +1180,34 @@ fn a_partly_bound_function_term_is_looked_up_by_its_bound_leaves() {
     assert!(inner, "{:?}", rule.body);
 }
 
+/// A rule with a positive literal over an empty relation has no instance, and is not joined:
+/// here `gate` (empty, in `quad`'s recursive component, so planned with a guessed size) is
+/// ordered after `num` literals, whose 10,000 or more matches a join would enumerate first.
+#[test]
+fn a_rule_reading_an_empty_relation_is_not_joined() {
+    let mut text = String::from("(role p)\n");
+    for i in 1..=100 {
+        text += &format!("(num {i})\n");
+    }
+    text += "
+(<= (quad ?a ?b ?c) (num ?a) (num ?b) (num ?c) (gate ?a ?b ?c))
+(<= (gate ?a ?b ?c) (quad ?a ?b ?c) (num ?a))
+(<= (legal p noop) (num 1))
+(<= terminal (num 1))
+(<= (goal p 100) (num 1))
+";
+    let game = Game::parse("inline.kif", &text).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = Interpreter::materialized(&game, None).unwrap();
+    let before = m.db.steps();
+    assert!(m.eval_static());
+    let quad = game.symbols.get("quad").unwrap();
+    let mut n = 0;
+    m.for_each_tuple(quad, 3, |_| n += 1).unwrap();
+    assert_eq!(n, 0);
+    let steps = m.db.steps().wrapping_sub(before);
+    assert!(steps < 1_000, "{steps} join steps");
+}
+
 #[test]
 fn index_columns_reach_into_function_terms() {
     use relation::{col, col_value, sub_col};
