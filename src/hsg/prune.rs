@@ -58,7 +58,7 @@ pub type PositionKey<S> = Arc<dyn Fn(&S) -> u64 + Send + Sync>;
 /// Clones share the table of pruned states.
 #[derive(Clone)]
 pub struct PrunedMachine<M: StateMachine> {
-    inner: M,
+    pub(super) inner: M,
     kept: Arc<Kept<M>>,
     key: Option<PositionKey<M::State>>,
 }
@@ -179,6 +179,9 @@ impl<M: StateMachine> StateMachine for PrunedMachine<M> {
             Some(key) => Some(key(state)),
             None => self.inner.position_key(state),
         }
+    }
+    fn anchor(&mut self, state: &Self::State) {
+        self.inner.anchor(state)
     }
     // Playouts run on the trait's own loops (not overridden here), through `legal_moves`, so
     // they are pruned too; the engine's faster loops and its batch machine would not be (so no

@@ -267,3 +267,20 @@ fn closed_hyperstates_know_their_exact_value_under_bounds() {
         }
     }
 }
+
+/// The pruned machine passes the search's anchor on to the engine it wraps, which keeps the
+/// anchored state ready (its snapshot).
+#[test]
+fn the_pruned_machine_passes_the_anchor_on() {
+    let g = Game::parse("vault", &text("vault.kif")).unwrap();
+    let (m, _) = propnet(&g);
+    let (mut pm, _) = prune::PrunedMachine::new(m, &HsgOptions::default()).unwrap();
+    let s0 = pm.initial_state();
+    let mut moves = Vec::new();
+    pm.legal_moves(&s0, 0, &mut moves);
+    let mut s1 = s0.clone();
+    pm.next_state(&s0, &[moves[0]], &mut s1);
+    assert_eq!(pm.inner.snapshot_state(), None);
+    pm.anchor(&s1);
+    assert_eq!(pm.inner.snapshot_state(), Some(&s1.bits[..]));
+}
