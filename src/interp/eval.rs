@@ -101,6 +101,7 @@ impl Db {
     }
 
     /// Join steps counted so far (wrapping): how much work the joins did.
+    #[cfg(test)]
     pub fn steps(&self) -> u32 {
         self.steps
     }

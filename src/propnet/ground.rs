@@ -28,7 +28,7 @@
 
 use crate::gdl::{flatten, kw, Atom, FlatLit, Game, Literal, Rule, Sym, SymbolTable, Term};
 use crate::interp::{Interpreter, TermId, TermStore};
-use std::hash::BuildHasher;
+use std::hash::Hasher;
 use std::time::Instant;
 
 /// Limits on grounding, set by the caller.
@@ -529,7 +529,11 @@ impl Domains {
             }
             let mut seen: rustc_hash::FxHashSet<u64> = Default::default();
             let _ = self.interp.for_each_tuple(*name, vars.len(), |t| {
-                seen.insert(rustc_hash::FxBuildHasher.hash_one(kept.iter().map(|&k| t[k]).collect::<Vec<_>>()));
+                let mut h = rustc_hash::FxHasher::default();
+                for &k in &kept {
+                    h.write_u32(t[k].0);
+                }
+                seen.insert(h.finish());
             });
             after += seen.len();
         }
@@ -1093,7 +1097,6 @@ impl AtomMemo {
         if self.slots.is_empty() {
             self.slots = vec![Self::EMPTY; Self::SLOTS * (width + 1)];
         }
-        use std::hash::Hasher;
         let mut h = rustc_hash::FxHasher::default();
         for v in key {
             h.write_u32(v);
