@@ -293,10 +293,12 @@ pub(crate) fn node_sccs<'a>(
     roots: impl IntoIterator<Item = usize>,
     succ: impl Fn(usize) -> &'a [Ref],
 ) -> Comps {
+    // Per node, its index and low link side by side (one cache line for both, in networks
+    // of millions of nodes); a node's low link is `DONE` once its component is listed, so a
+    // node seen and not done is on the stack.
     const UNSEEN: u32 = u32::MAX;
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
+    const DONE: u32 = u32::MAX;
+    let mut link = vec![[UNSEEN, 0u32]; n];
     let mut stack: Vec<u32> = Vec::new();
     let mut call: Vec<(u32, u32)> = Vec::new();
     let mut members: Vec<u32> = Vec::new();
@@ -305,14 +307,12 @@ pub(crate) fn node_sccs<'a>(
     let mut reads_itself = vec![false; n];
     let mut counter = 0u32;
     for root in roots {
-        if index[root] != UNSEEN {
+        if link[root][0] != UNSEEN {
             continue;
         }
-        index[root] = counter;
-        low[root] = counter;
+        link[root] = [counter, counter];
         counter += 1;
         stack.push(root as u32);
-        on_stack[root] = true;
         call.push((root as u32, 0));
         while let Some(&mut (v, ref mut i)) = call.last_mut() {
             let v = v as usize;
@@ -322,27 +322,25 @@ pub(crate) fn node_sccs<'a>(
                 *i += 1;
                 if w == v {
                     reads_itself[v] = true;
-                } else if index[w] == UNSEEN {
-                    index[w] = counter;
-                    low[w] = counter;
+                } else if link[w][0] == UNSEEN {
+                    link[w] = [counter, counter];
                     counter += 1;
                     stack.push(w as u32);
-                    on_stack[w] = true;
                     call.push((w as u32, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
+                } else if link[w][1] != DONE {
+                    link[v][1] = link[v][1].min(link[w][0]);
                 }
             } else {
                 call.pop();
                 if let Some(&(parent, _)) = call.last() {
                     let p = parent as usize;
-                    low[p] = low[p].min(low[v]);
+                    link[p][1] = link[p][1].min(link[v][1]);
                 }
-                if low[v] == index[v] {
+                if link[v][1] == link[v][0] {
                     let first = members.len();
                     loop {
                         let w = stack.pop().expect("tarjan stack");
-                        on_stack[w as usize] = false;
+                        link[w as usize][1] = DONE;
                         members.push(w);
                         if w as usize == v {
                             break;
