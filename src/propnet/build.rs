@@ -314,22 +314,31 @@ pub(crate) fn node_sccs<'a>(
         counter += 1;
         stack.push(root as u32);
         call.push((root as u32, 0));
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+        while let Some(&(v, i)) = call.last() {
             let v = v as usize;
+            // The edges of `v` from `i` on, up to the first that leads to an unseen node
+            // (visited first; `v`'s own edges are read once per descent, not once per edge).
             let s = succ(v);
-            if (*i as usize) < s.len() {
-                let w = s[*i as usize].node();
-                *i += 1;
+            let mut j = i as usize;
+            let mut unseen = None;
+            while j < s.len() {
+                let w = s[j].node();
+                j += 1;
                 if w == v {
                     reads_itself[v] = true;
                 } else if link[w][0] == UNSEEN {
-                    link[w] = [counter, counter];
-                    counter += 1;
-                    stack.push(w as u32);
-                    call.push((w as u32, 0));
+                    unseen = Some(w);
+                    break;
                 } else if link[w][1] != DONE {
                     link[v][1] = link[v][1].min(link[w][0]);
                 }
+            }
+            if let Some(w) = unseen {
+                call.last_mut().expect("the frame of v").1 = j as u32;
+                link[w] = [counter, counter];
+                counter += 1;
+                stack.push(w as u32);
+                call.push((w as u32, 0));
             } else {
                 call.pop();
                 if let Some(&(parent, _)) = call.last() {
