@@ -1064,13 +1064,17 @@ impl PropnetMachine {
             }
             let l = w * 64 + bits.trailing_zeros() as usize;
             self.queued[w] &= bits - 1;
-            // Looking at a node of level `l` queues only nodes of higher levels.
-            let lo = c.level_start[l];
-            while self.bucket_top[l] > lo {
-                self.bucket_top[l] -= 1;
-                let x = self.bucket[self.bucket_top[l] as usize];
+            // Looking at a node of level `l` queues only nodes of higher levels, so the
+            // level's top is read once and written back once.
+            let (lo, start) = (c.level_start[l], self.bucket_top[l]);
+            let mut top = start;
+            while top > lo {
+                top -= 1;
+                // SAFETY: `lo..start` is level `l`'s segment of `bucket` (see `push`), and
+                // every queued entry is a node below `slot.len()`.
+                let x = unsafe { *self.bucket.get_unchecked(top as usize) };
                 let n = (x >> 1) as usize;
-                let slot = &mut self.slot[n];
+                let slot = unsafe { self.slot.get_unchecked_mut(n) };
                 slot.bits &= !DIRTY;
                 let nv = slot.count > 0;
                 if nv != (slot.bits & VAL != 0) {
@@ -1081,6 +1085,8 @@ impl PropnetMachine {
                     self.fan_out(c, n, nv, NONE);
                 }
             }
+            debug_assert_eq!(self.bucket_top[l], start, "a node queued a node of its own level");
+            self.bucket_top[l] = lo;
             while let Some(cyc) = self.cycle_buckets[l].pop() {
                 self.cycle_queued[cyc as usize] = false;
                 self.settle_cycle(c, cyc as usize);
