@@ -1148,7 +1148,7 @@ fn tournament_cmd(
     out: Option<PathBuf>,
 ) -> Result<ExitCode> {
     let shard = shard.map(parse_shard).transpose()?;
-    let mut cfg = manager::tournament::TournamentConfig::load(config).map_err(anyhow::Error::msg)?;
+    let (mut cfg, copy) = manager::tournament::TournamentConfig::load_with_copy(config).map_err(anyhow::Error::msg)?;
     if let Some(out) = out {
         cfg.out = Some(out.display().to_string());
     }
@@ -1156,14 +1156,8 @@ fn tournament_cmd(
     let parallel = parallel.unwrap_or(t.cfg.parallel).max(1);
     manager::stop_on_signals().map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&t.out)?;
-    // The config beside the records, for `factotum report` over the shards' folders (with
-    // the name it took from its file's stem, if it had none, so match ids stay the same).
-    let mut text = std::fs::read_to_string(config)?;
-    if toml::from_str::<manager::tournament::TournamentConfig>(&text).map_or(false, |c| c.name.is_none()) {
-        let name = t.cfg.name.clone().unwrap_or_default();
-        text = format!("name = {}\n{text}", toml::Value::String(name));
-    }
-    manager::record::write_atomic(&t.out.join(manager::tournament::CONFIG_COPY), text.as_bytes())?;
+    // The config beside the records, for `factotum report` over the shards' folders.
+    manager::record::write_atomic(&t.out.join(manager::tournament::CONFIG_COPY), copy.as_bytes())?;
     let stats = manager::tournament::run(&t, max_matches, parallel, shard).map_err(anyhow::Error::msg)?;
     write_report(&t)?;
     println!(

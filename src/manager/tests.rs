@@ -205,3 +205,31 @@ fn tidy_only_protocol_and_remote_open_sockets() {
         }
     }
 }
+
+/// The copy a tournament run writes beside its records is the text it parsed, read once:
+/// verbatim when the config names itself, with its file's stem put first as its name when
+/// not, and the copy parses to the same config.
+#[test]
+fn a_tournament_config_is_read_once_and_copied_as_parsed() {
+    use super::tournament::TournamentConfig;
+    let dir = std::env::temp_dir().join(format!("factotum-tcopy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = "games = [\"gdl/tictactoe.kif\"]\nplayers = [\"agents/random.toml\", \"agents/first.toml\"]\n";
+    let nameless = dir.join("night_run.toml");
+    std::fs::write(&nameless, body).unwrap();
+    let (cfg, copy) = TournamentConfig::load_with_copy(&nameless).unwrap();
+    assert_eq!(cfg.name.as_deref(), Some("night_run"));
+    assert_eq!(copy, format!("name = \"night_run\"\n{body}"));
+    let again: TournamentConfig = toml::from_str(&copy).unwrap();
+    assert_eq!((again.name, again.games, again.players), (cfg.name.clone(), cfg.games.clone(), cfg.players.clone()));
+    assert_eq!(TournamentConfig::load(&nameless).unwrap().name, cfg.name);
+    let named = dir.join("other_stem.toml");
+    let text = format!("name = \"given\"\n{body}");
+    std::fs::write(&named, &text).unwrap();
+    let (cfg, copy) = TournamentConfig::load_with_copy(&named).unwrap();
+    assert_eq!((cfg.name.as_deref(), copy.as_str()), (Some("given"), text.as_str()));
+    std::fs::write(&named, "games = [").unwrap();
+    let e = TournamentConfig::load_with_copy(&named).unwrap_err();
+    assert!(e.contains("other_stem.toml"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -77,12 +77,22 @@ fn boots() -> usize {
 
 impl TournamentConfig {
     pub fn load(path: &Path) -> Result<TournamentConfig, String> {
+        Self::load_with_copy(path).map(|(cfg, _)| cfg)
+    }
+
+    /// The config at `path`, and the text a run copies beside its records ([`CONFIG_COPY`]):
+    /// the file as read, once, with the name it took from its file's stem put first if it
+    /// had none, so that `factotum report` over the copies gives the same match ids.
+    pub fn load_with_copy(path: &Path) -> Result<(TournamentConfig, String), String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut cfg: TournamentConfig = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if cfg.name.is_none() {
-            cfg.name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if cfg.name.is_some() {
+            return Ok((cfg, text));
         }
-        Ok(cfg)
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let copy = format!("name = {}\n{text}", toml::Value::String(name.clone()));
+        cfg.name = Some(name);
+        Ok((cfg, copy))
     }
 }
 
