@@ -541,21 +541,25 @@ pub fn summarise_log(path: &Path, json: bool) -> Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        println!("| game | matches | traps found | avoided | depth (joint moves after the trap) | found by | avoided, by how found |");
-        println!("|---|---|---|---|---|---|---|");
+        println!(
+            "| game | matches | traps found | avoided | depth (joint moves after the trap) | found by | avoided, by how found | found, by player | avoided, by player |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|");
         for (game, g) in &s.games {
             let list = |m: &std::collections::BTreeMap<String, u64>| {
                 m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
             };
             println!(
-                "| {game} | {} | {} | {} | {}-{} | {} | {} |",
+                "| {game} | {} | {} | {} | {}-{} | {} | {} | {} | {} |",
                 g.matches,
                 g.found,
                 g.avoided,
                 g.depth_min,
                 g.depth_max,
                 list(&g.by),
-                list(&g.avoided_by)
+                list(&g.avoided_by),
+                list(&g.by_player),
+                list(&g.avoided_by_player)
             );
         }
         let (found, avoided): (u64, u64) = s.games.values().fold((0, 0), |a, g| (a.0 + g.found, a.1 + g.avoided));

@@ -664,6 +664,7 @@ impl<M: StateMachine + Send + 'static> Player for GamePlayer<M> {
                 game: game.to_string(),
                 step: self.step,
                 role: m.roles()[t.role].clone(),
+                player: String::new(),
                 state: state.clone(),
                 state_hash: state_hash.clone(),
                 trap_move: m.move_text(t.mv),

@@ -25,6 +25,13 @@ pub struct TrapEvent {
     pub step: usize,
     /// The role that would fall into the trap (the searching player's).
     pub role: String,
+    /// The player whose search found it, as the writer names it: the manager's label of an
+    /// in-process agent (its TOML file's stem, or the name a tournament gives it, as in the
+    /// reports) or the serving agent's name (its INFO reply). Empty in logs written before
+    /// it was kept; a match's log holds the traps of all its in-process players, told apart
+    /// by this.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub player: String,
     /// The position: its facts in ggp-base's printed form, sorted, and a hash of them
     /// (FNV-1a 64 of the facts joined by spaces, in hex).
     pub state: Vec<String>,
@@ -127,6 +134,7 @@ pub fn info_line(e: &TrapEvent) {
         match_id = %e.match_id,
         step = e.step,
         role = %e.role,
+        player = %e.player,
         trap = %e.trap_move,
         depth = e.depth,
         found_by = %e.found_by,
@@ -144,6 +152,12 @@ pub struct GameSummary {
     pub by: BTreeMap<String, u64>,
     #[serde(default)]
     pub avoided_by: BTreeMap<String, u64>,
+    /// Traps found, and traps avoided, by the player that found them (`?` where the log does
+    /// not say).
+    #[serde(default)]
+    pub by_player: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub avoided_by_player: BTreeMap<String, u64>,
     /// Matches with at least one detection.
     pub matches: u64,
     /// Least, and greatest depth.
@@ -211,8 +225,11 @@ fn summarise_file(
         g.found += 1;
         g.avoided += e.avoided as u64;
         *g.by.entry(e.found_by.clone()).or_default() += 1;
+        let player = if e.player.is_empty() { "?" } else { e.player.as_str() };
+        *g.by_player.entry(player.to_string()).or_default() += 1;
         if e.avoided {
             *g.avoided_by.entry(e.found_by.clone()).or_default() += 1;
+            *g.avoided_by_player.entry(player.to_string()).or_default() += 1;
         }
         seen_matches.entry(game).or_default().insert(e.match_id);
     }

@@ -114,8 +114,9 @@ pub struct InProcess {
     seed: u64,
     player: Option<Box<dyn Player>>,
     play_clock: Duration,
-    /// Where its traps go (opened at the first), and the game named in the events.
-    traps: Option<(PathBuf, String)>,
+    /// Where its traps go (opened at the first), the game named in the events and the
+    /// player (its label in the match).
+    traps: Option<(PathBuf, String, String)>,
     trap_log: Option<TrapLog>,
     match_id: String,
     notes: Notes,
@@ -136,20 +137,24 @@ impl InProcess {
     }
 
     /// Appends the traps its searches detect to `path` (created at the first one), naming
-    /// `game` in each.
-    pub fn log_traps(&mut self, path: PathBuf, game: &str) {
-        self.traps = Some((path, game.to_string()));
+    /// `game` and the finder, `player` (its label in the match), in each.
+    pub fn log_traps(&mut self, path: PathBuf, game: &str, player: &str) {
+        self.traps = Some((path, game.to_string(), player.to_string()));
     }
 
     fn write_traps(&mut self) {
         let Some(p) = self.player.as_mut() else { return };
         let game = self.traps.as_ref().map(|t| t.1.as_str()).unwrap_or("");
-        let events = p.take_traps(&self.match_id, game);
+        let mut events = p.take_traps(&self.match_id, game);
         if events.is_empty() {
             return;
         }
+        let player = self.traps.as_ref().map_or_else(|| self.cfg.name.clone(), |t| t.2.clone());
+        for e in &mut events {
+            e.player.clone_from(&player);
+        }
         if self.trap_log.is_none() {
-            if let Some((path, _)) = &self.traps {
+            if let Some((path, _, _)) = &self.traps {
                 match TrapLog::open(path) {
                     Ok(log) => self.trap_log = Some(log),
                     Err(e) => tracing::warn!(error = %e, "cannot open the trap log"),

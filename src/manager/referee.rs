@@ -70,10 +70,10 @@ pub fn match_seed(seed: u64, id: &str) -> u64 {
 /// A client for `spec`; in-process agents log their traps to `traps`.
 fn client(spec: &PlayerSpec, seed: u64, traps: Option<PathBuf>, game: &str) -> Result<Box<dyn PlayerClient>, String> {
     Ok(match spec {
-        PlayerSpec::Agent { cfg, .. } => {
+        PlayerSpec::Agent { cfg, label, .. } => {
             let mut c = InProcess::new(cfg.clone(), seed);
             if let Some(path) = traps {
-                c.log_traps(path, game);
+                c.log_traps(path, game, label);
             }
             Box::new(c)
         }

@@ -98,13 +98,18 @@ struct Slot {
 struct Watchers {
     log: Option<TrapLog>,
     live: Option<Arc<Live>>,
+    /// The serving agent's name (its INFO reply), the finder named in each trap event.
+    player: String,
 }
 
 impl Watchers {
     /// Writes the traps `p`'s searches detected to the trap log, or only their one-line
     /// summaries to the `info` log when there is none, and lists them on the match's page.
     fn traps(&self, p: &mut dyn Player, id: &str, game: &str) {
-        let events = p.take_traps(id, game);
+        let mut events = p.take_traps(id, game);
+        for e in &mut events {
+            e.player.clone_from(&self.player);
+        }
         for e in &events {
             match &self.log {
                 Some(log) => log.write(e),
@@ -247,7 +252,11 @@ impl Server {
     }
 
     fn watchers(&self) -> Watchers {
-        Watchers { log: self.cfg.trap_log.clone(), live: self.cfg.plays.then(|| self.web.live.clone()) }
+        Watchers {
+            log: self.cfg.trap_log.clone(),
+            live: self.cfg.plays.then(|| self.web.live.clone()),
+            player: self.cfg.agent.name.clone(),
+        }
     }
 
     fn full(&self) -> bool {

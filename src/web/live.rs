@@ -209,6 +209,7 @@ mod tests {
             game: "ttt".into(),
             step,
             role: "x".into(),
+            player: String::new(),
             state: Vec::new(),
             state_hash: String::new(),
             trap_move: "( mark 1 1 )".into(),

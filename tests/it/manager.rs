@@ -722,6 +722,9 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     assert_eq!(events.len(), 1, "{logged}");
     let e = &events[0];
     assert_eq!((e.match_id.as_str(), e.game.as_str(), e.role.as_str()), ("it.traps", game, "white"));
+    // The finder is named by its label in the match (the agent file's stem), as the
+    // tournament reports name players: a match's log holds every in-process player's traps.
+    assert_eq!(e.player, "mcts");
     assert_eq!((e.trap_move.as_str(), e.depth, e.avoided), ("grab", 3, true));
     assert_eq!(rec["factotum"]["traps"], 1, "{}", rec["factotum"]);
     // The same match played again under its id (as a resumed tournament does) starts a
@@ -733,14 +736,17 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     let o = factotum(&["traps", "--log", log.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let summary = String::from_utf8_lossy(&o.stdout);
-    assert!(summary.contains("| gdl/planted_trap.kif | 1 | 1 | 1 | 3-3 | solver 1 |"), "{summary}");
+    assert!(
+        summary.contains("| gdl/planted_trap.kif | 1 | 1 | 1 | 3-3 | solver 1 | solver 1 | mcts 1 | mcts 1 |"),
+        "{summary}"
+    );
     let o = factotum(&["traps", "--log", log.to_str().unwrap(), "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["games"][game]["avoided"], 1, "{v}");
 
     // Over HTTP.
     let served = t.0.join("served.jsonl");
-    let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.6, ..AgentConfig::default() };
+    let agent = AgentConfig { kind: Kind::Mcts, margin_s: 0.6, name: "served".into(), ..AgentConfig::default() };
     let cfg = ServerConfig { agent, trap_log: Some(TrapLog::open(&served).unwrap()), ..ServerConfig::default() };
     let srv = spawn("127.0.0.1:0", cfg).expect("bind");
     let url = format!("http://{}", srv.addr);
@@ -749,6 +755,7 @@ fn trap_logs_are_written_in_matches_and_summarised() {
     let logged = std::fs::read_to_string(&served).expect("the server's trap log");
     let e: TrapEvent = serde_json::from_str(logged.lines().next().expect("an event")).expect("an event");
     assert_eq!((e.match_id.as_str(), e.trap_move.as_str(), e.step), ("it.traps.http", "grab", 0));
+    assert_eq!(e.player, "served", "the serving agent's name, as its INFO reply gives it");
     assert!(e.game.starts_with("rules:"), "{}", e.game);
     // The web view lists the detection on the match's page, and the match as over.
     let live = srv.server.web().live.get("it.traps.http").expect("the match is on the web view");
@@ -805,6 +812,8 @@ fn trap_logs_of_a_folder_are_summarised_by_how_found() {
         game: "g.kif".into(),
         step: 3,
         role: "red".into(),
+        // A log written before the finder was kept has none.
+        player: if id == "m1" { "a".into() } else { String::new() },
         state: vec!["( control red )".into()],
         state_hash: "0".into(),
         trap_move: "( drop 1 )".into(),
@@ -834,7 +843,11 @@ fn trap_logs_of_a_folder_are_summarised_by_how_found() {
     let o = factotum(&["traps", "--log", t.0.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("| g.kif | 2 | 3 | 2 | 1-1 | similarity 2, solver 1 | similarity 1, solver 1 |"), "{table}");
+    assert!(
+        table
+            .contains("| g.kif | 2 | 3 | 2 | 1-1 | similarity 2, solver 1 | similarity 1, solver 1 | ? 1, a 2 | a 2 |"),
+        "{table}"
+    );
     let o = factotum(&["traps", "--log", t.0.to_str().unwrap(), "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["games"]["g.kif"]["avoided_by"]["similarity"], 1, "{v}");
@@ -843,6 +856,9 @@ fn trap_logs_of_a_folder_are_summarised_by_how_found() {
     assert_eq!(back, event("m1", "similarity", true));
     let plain: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
     assert!(plain.get("hint").is_none(), "no hint field on a solver's detection: {plain}");
+    assert_eq!(plain["player"], "a", "{plain}");
+    let old = std::fs::read_to_string(t.0.join("m2.traps.jsonl")).unwrap();
+    assert!(!old.contains("\"player\""), "no player field where none is known: {old}");
 }
 
 /// The moves, states and goals of every record in `dir`, by file name.
