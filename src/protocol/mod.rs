@@ -86,6 +86,17 @@ impl Default for ServerConfig {
     }
 }
 
+/// What a play needs of its match's [`Entry`].
+struct PlayCtx {
+    slot: Arc<tokio::sync::Mutex<Slot>>,
+    fallback: Fallback,
+    play_clock: Duration,
+    cancel: Arc<AtomicBool>,
+    pending: Pending,
+    /// The step the reply is for.
+    want: usize,
+}
+
 struct Slot {
     player: Option<Box<dyn Player>>,
     span: tracing::Span,
@@ -170,12 +181,20 @@ struct Entry {
     cancel: Arc<AtomicBool>,
     /// The step the next reply is for: plays received with moves so far.
     step: usize,
+    /// Joint moves received and not yet applied to the player, oldest first. A play puts
+    /// its moves here as it arrives, and whichever play gets the player next applies them
+    /// all: a play that gave up waiting for the player (its reply deadline came while the
+    /// engine was still building, or a search overran) loses no moves, so the player's
+    /// state never falls behind the manager's for good.
+    pending: Pending,
     /// When the match's last message came, and how long it may wait for the next one.
     last: Instant,
     expiry: Duration,
 }
 
 type Fallback = Arc<Mutex<Option<(usize, String)>>>;
+
+type Pending = Arc<Mutex<Vec<Vec<String>>>>;
 
 /// How long pondering may go on past the latest time the next message of a match is due
 /// (the clock of the reply just sent, then the next play clock): a manager that vanished
@@ -263,22 +282,27 @@ impl Server {
         lock(&self.matches).len() >= self.cfg.max_matches
     }
 
-    /// A play for match `id` arrived: cancels the search still running for it (if any) and
-    /// returns the slot, the fallback, the clock, a fresh cancel flag and the step to answer.
-    fn begin_play(
-        &self,
-        id: &str,
-        with_moves: bool,
-    ) -> Option<(Arc<tokio::sync::Mutex<Slot>>, Fallback, Duration, Arc<AtomicBool>, usize)> {
+    /// A play for match `id` arrived: cancels the search still running for it (if any),
+    /// queues its moves (see [`Entry::pending`]) and returns the slot, the fallback, the
+    /// clock, a fresh cancel flag, the queue and the step to answer.
+    fn begin_play(&self, id: &str, moves: Option<Vec<String>>) -> Option<PlayCtx> {
         let mut matches = lock(&self.matches);
         let e = matches.get_mut(id)?;
         e.last = Instant::now();
         e.cancel.store(true, Ordering::Relaxed);
         e.cancel = Arc::new(AtomicBool::new(false));
-        if with_moves {
+        if let Some(m) = moves {
             e.step += 1;
+            lock(&e.pending).push(m);
         }
-        Some((e.slot.clone(), e.fallback.clone(), e.play_clock, e.cancel.clone(), e.step))
+        Some(PlayCtx {
+            slot: e.slot.clone(),
+            fallback: e.fallback.clone(),
+            play_clock: e.play_clock,
+            cancel: e.cancel.clone(),
+            pending: e.pending.clone(),
+            want: e.step,
+        })
     }
 
     /// Answers one message (its text), received at `receipt`.
@@ -351,6 +375,7 @@ impl Server {
                     play_clock,
                     cancel: cancel.clone(),
                     step: 0,
+                    pending: Arc::new(Mutex::new(Vec::new())),
                     last: receipt,
                     expiry,
                 },
@@ -428,7 +453,7 @@ impl Server {
     }
 
     async fn play(self: &Arc<Self>, id: String, moves: Option<Vec<String>>, receipt: Instant) -> String {
-        let Some((slot, fallback, play_clock, cancel, want)) = self.begin_play(&id, moves.is_some()) else {
+        let Some(PlayCtx { slot, fallback, play_clock, cancel, pending, want }) = self.begin_play(&id, moves) else {
             tracing::warn!(id = %id, "play: unknown match");
             return "busy".into();
         };
@@ -452,13 +477,19 @@ impl Server {
                     let _ = tx.send(Err("no engine for this match (start failed or still building)".to_string()));
                     return;
                 };
-                if let Some(m) = &moves {
+                // Every joint move received so far, this play's last (see `Entry::pending`).
+                let todo = std::mem::take(&mut *lock(&pending));
+                if todo.len() > 1 {
+                    tracing::warn!(joint_moves = todo.len(), "play: applying the moves of plays that gave up waiting");
+                }
+                for m in &todo {
                     if let Err(e) = p.advance(m) {
                         // Clipped: a manager's garbage is not copied whole into the log.
                         let shown: Vec<String> = m.iter().map(|x| clip(x)).collect();
                         tracing::error!(error = %clip(&e), moves = ?shown, "play: cannot apply the moves");
                     }
                 }
+                let moves = todo.last().cloned();
                 let step = p.step();
                 *lock(&fb) = p.first_legal().map(|m| (step, m));
                 if watch.live.is_some() {
@@ -565,13 +596,15 @@ impl Server {
                 if let Some(live) = self.watchers().live {
                     // The page shows the final state once the engine is free to apply the
                     // last moves.
-                    let (slot, id) = (e.slot.clone(), id.to_string());
+                    let (slot, id, pending) = (e.slot.clone(), id.to_string(), e.pending.clone());
                     let note = (reply == "aborted").then(|| "aborted by the game manager".to_string());
                     tokio::spawn(async move {
                         let mut guard = slot.lock_owned().await;
                         let _ = tokio::task::spawn_blocking(move || {
                             if let (Some(p), Some(m)) = (guard.player.as_mut(), &moves) {
-                                if p.advance(m).is_ok() {
+                                // Moves of plays that gave up waiting first (`Entry::pending`).
+                                let todo = std::mem::take(&mut *lock(&pending));
+                                if todo.iter().all(|j| p.advance(j).is_ok()) && p.advance(m).is_ok() {
                                     let (v, goals) = (p.view(), p.goals());
                                     live.update(&id, |lm| {
                                         lm.last_moves = Some(m.clone());
@@ -834,6 +867,44 @@ pub fn serve(addr: &str, cfg: ServerConfig, bound: impl FnOnce(SocketAddr)) -> s
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::agent::Kind;
+
+    /// A play whose reply deadline comes while the player is busy (its engine still
+    /// building, or a search that overran: here the test holds the player) answers with the
+    /// fallback, and its moves are not lost: the next play applies them before its own, so
+    /// the player's state is the manager's again. Without the queue the player stayed a
+    /// step behind for the rest of the match and every later play's moves were illegal to it.
+    #[test]
+    fn the_moves_of_a_play_that_gave_up_waiting_are_applied_by_the_next() {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            let agent = AgentConfig { kind: Kind::Random, margin_s: 0.6, ..AgentConfig::default() };
+            let srv = Server::new(ServerConfig { agent, ..ServerConfig::default() });
+            let rules = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/gdl/tictactoe.kif")).unwrap();
+            let start = format!("(start m1 x ({rules}) 10 1)");
+            assert_eq!(srv.respond(&start, Instant::now()).await.unwrap(), "ready");
+            let first = srv.respond("(play m1 nil)", Instant::now()).await.unwrap();
+            assert!(first.contains("mark"), "{first}");
+            let step = |srv: Arc<Server>| async move {
+                let slot = lock(&srv.matches)["m1"].slot.clone();
+                let g = slot.lock().await;
+                g.player.as_ref().map(|p| p.step())
+            };
+            let held = lock(&srv.matches)["m1"].slot.clone().lock_owned().await;
+            let t0 = Instant::now();
+            let late = srv.respond("(play m1 ((mark 1 1) noop))", Instant::now()).await.unwrap();
+            assert!(t0.elapsed() < Duration::from_secs(1), "the fallback came by the reply deadline");
+            assert!(!late.is_empty(), "some move is sent: {late}");
+            drop(held);
+            assert_eq!(step(srv.clone()).await, Some(0), "the player has not applied the moves yet");
+            let next = srv.respond("(play m1 (noop (mark 2 2)))", Instant::now()).await.unwrap();
+            assert_eq!(step(srv.clone()).await, Some(2), "both plays' moves are applied, in order");
+            assert!(next.contains("mark") && !next.contains("1 1") && !next.contains("2 2"), "{next}");
+            assert_eq!(srv.respond("(abort m1)", Instant::now()).await.unwrap(), "aborted");
+        });
+    }
+
     #[test]
     fn log_lines_are_clipped() {
         assert_eq!(super::clip("(mark 1 1)"), "(mark 1 1)");
