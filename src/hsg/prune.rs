@@ -183,6 +183,9 @@ impl<M: StateMachine> StateMachine for PrunedMachine<M> {
     fn anchor(&mut self, state: &Self::State) {
         self.inner.anchor(state)
     }
+    fn clones_share_states(&self) -> bool {
+        self.inner.clones_share_states()
+    }
     // Playouts run on the trait's own loops (not overridden here), through `legal_moves`, so
     // they are pruned too; the engine's faster loops and its batch machine would not be (so no
     // batch lanes).

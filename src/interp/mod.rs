@@ -941,6 +941,12 @@ impl StateMachine for Interpreter {
         &self.roles
     }
 
+    /// No: states and moves are ids into this interpreter's term store, and a clone extends
+    /// its copy of the store on its own (the same id comes to name different terms).
+    fn clones_share_states(&self) -> bool {
+        false
+    }
+
     fn initial_state(&mut self) -> InterpState {
         self.ensure(|p| &p.for_init);
         let r = &self.db.rels[self.plan.rel_init];

@@ -280,7 +280,7 @@ pub fn decisive_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
             }
             return PlayoutResult { depth, terminal: true };
         }
-        if depth >= max_depth {
+        if depth >= max_depth || bufs.out_of_time(depth) {
             return PlayoutResult { depth, terminal: false };
         }
         // The policy's joint move, and who has a choice.

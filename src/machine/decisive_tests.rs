@@ -286,3 +286,35 @@ fn the_learned_filter_tries_only_moves_that_ended_a_playout() {
     let known = (0..moves).filter(|&mv| learned.may_end(0, mv) || learned.may_end(1, mv)).count();
     assert!(known > 0 && known * 2 < moves as usize, "{known} of {moves} moves learned");
 }
+
+/// The generic playout loops (random, policy, decisive) stop at the buffers' deadline, not
+/// terminal, within [`crate::machine::DEADLINE_EVERY`] joint moves: a slow engine's playout
+/// (the interpreter's on amazons takes about a second) must not run past a reply deadline.
+#[test]
+fn generic_playouts_stop_at_the_deadline() {
+    use crate::interp::Interpreter;
+    use crate::machine::{policy_playout, random_playout, DEADLINE_EVERY};
+    use std::time::{Duration, Instant};
+    let mut m = Interpreter::new(&game("connect4.kif")).unwrap();
+    let s0 = m.initial_state();
+    let mut rng = Pcg64Mcg::seed_from_u64(5);
+    let mut bufs = PlayoutBuffers::new(&mut m);
+    let mut dec = DecisiveBuffers::learned(&mut m);
+    for past in [true, false] {
+        bufs.deadline = Some(if past { Instant::now() } else { Instant::now() + Duration::from_secs(3600) });
+        for kind in 0..3 {
+            let mut s = s0.clone();
+            let mut policy = Recorded::default();
+            let r = match kind {
+                0 => random_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs),
+                1 => policy_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut policy),
+                _ => decisive_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut dec, &mut policy, true),
+            };
+            if past {
+                assert_eq!((r.depth, r.terminal), (DEADLINE_EVERY - 1, false), "kind {kind}");
+            } else {
+                assert!(r.terminal, "kind {kind}: with time left the playout ends the game");
+            }
+        }
+    }
+}

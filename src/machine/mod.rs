@@ -7,6 +7,7 @@ pub mod explore;
 use rand::Rng;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::time::Instant;
 
 /// A goal value: 0..=100 in well-formed games; `None` where the game defines none, or more
 /// than one, for a role in a state.
@@ -106,6 +107,15 @@ pub trait StateMachine {
     /// it, is cheap; answers never change. The default does nothing.
     fn anchor(&mut self, _state: &Self::State) {}
 
+    /// Whether a clone of this machine reads the states and moves this machine makes after
+    /// the clone was taken, and the other way round. Threads that hand states to each other
+    /// (tree-parallel helpers, root-parallel trees) need it. True for engines whose states
+    /// stand alone (the propnet's bits); false for the interpreter, whose states and moves
+    /// are ids into its own term store, which each clone extends on its own.
+    fn clones_share_states(&self) -> bool {
+        true
+    }
+
     /// A dense number for a move, the same for every state (per-move tables in search, such
     /// as MAST's, are indexed by it); numbers stay below [`StateMachine::move_number_bound`]
     /// for the moves seen so far. `None` for engines whose moves have none.
@@ -192,7 +202,7 @@ pub fn policy_playout<M: StateMachine, R: Rng, P: PlayoutPolicy<M::Move>>(
         if machine.is_terminal(state) {
             return PlayoutResult { depth, terminal: true };
         }
-        if depth >= max_depth {
+        if depth >= max_depth || bufs.out_of_time(depth) {
             return PlayoutResult { depth, terminal: false };
         }
         bufs.joint.clear();
@@ -218,11 +228,26 @@ pub struct PlayoutBuffers<M: StateMachine> {
     pub legal: Vec<M::Move>,
     pub joint: Vec<M::Move>,
     pub next: M::State,
+    /// When a playout of the generic loops ([`random_playout`], [`policy_playout`],
+    /// `decisive_playout`) stops, not terminal, if it is still going (read every
+    /// [`DEADLINE_EVERY`] joint moves). For slow engines: one playout of the interpreter on a
+    /// large game (amazons) takes about a second, past a play clock's reply deadline. The
+    /// propnet's own playout loops do not read it (their playouts take microseconds).
+    pub deadline: Option<Instant>,
 }
+
+/// Joint moves between two readings of [`PlayoutBuffers::deadline`].
+pub const DEADLINE_EVERY: usize = 8;
 
 impl<M: StateMachine> PlayoutBuffers<M> {
     pub fn new(machine: &mut M) -> Self {
-        PlayoutBuffers { legal: Vec::new(), joint: Vec::new(), next: machine.initial_state() }
+        PlayoutBuffers { legal: Vec::new(), joint: Vec::new(), next: machine.initial_state(), deadline: None }
+    }
+
+    /// Whether a playout `depth` joint moves long stops here for the deadline.
+    #[inline]
+    pub fn out_of_time(&self, depth: usize) -> bool {
+        depth % DEADLINE_EVERY == DEADLINE_EVERY - 1 && self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -263,7 +288,7 @@ pub fn random_playout_seen<M: StateMachine, R: Rng>(
         if machine.is_terminal(state) {
             return PlayoutResult { depth, terminal: true };
         }
-        if depth >= max_depth {
+        if depth >= max_depth || bufs.out_of_time(depth) {
             return PlayoutResult { depth, terminal: false };
         }
         bufs.joint.clear();

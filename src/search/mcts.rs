@@ -387,6 +387,9 @@ pub struct Mcts<M: StateMachine> {
     scratch: Option<M::State>,
     play: Option<M::State>,
     bufs: Option<PlayoutBuffers<M>>,
+    /// The end of the current step's time: where a slow engine's playout stops
+    /// ([`PlayoutBuffers::deadline`]).
+    until: Option<Instant>,
     /// Decisive moves' buffers (made at the first playout with `decisive`).
     dec: Option<DecisiveBuffers<M>>,
     /// With `transpositions`: state hash -> the first node holding that state.
@@ -760,6 +763,7 @@ impl<M: StateMachine> Mcts<M> {
             scratch: None,
             play: None,
             bufs: None,
+            until: None,
             dec: None,
             trans: FxHashMap::default(),
             classes: PositionClasses::new(0),
@@ -1473,6 +1477,7 @@ impl<M: StateMachine> Mcts<M> {
     /// One iteration, or one batch of them with batched playouts on an engine that has a
     /// batch machine (given up at `until`); the descents made.
     fn step(&mut self, machine: &mut M, until: Instant) -> u64 {
+        self.until = Some(until);
         let mut descents = 0;
         if self.helpers.is_some() {
             descents += self.feed_helpers(machine, until);
@@ -1899,6 +1904,7 @@ impl<M: StateMachine> Mcts<M> {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
+        bufs.deadline = self.until;
         // Decisive moves' buffers while they are in use (taken out, put back below).
         let kit = self.kit();
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
@@ -2450,6 +2456,10 @@ where
 
     fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
         let (first, rest) = self.trees.split_first_mut()?;
+        if !machine.clones_share_states() {
+            // The other trees would keep states and moves of clones that no longer agree.
+            return first.select(machine, state, role, limit);
+        }
         let mut clones: Vec<M> = rest.iter().map(|_| machine.clone()).collect();
         let choices: Vec<Option<Choice<M::Move>>> = std::thread::scope(|s| {
             let handles: Vec<_> = rest

@@ -190,6 +190,7 @@ fn play_job<M: StateMachine>(
         }
     }
     job.per = 1;
+    bufs.deadline = Some(job.until);
     for i in 0..k {
         if Instant::now() >= job.until {
             break;
@@ -231,6 +232,11 @@ impl<M: StateMachine> Mcts<M> {
         M::Move: Send,
     {
         if n == 0 || self.cfg.amaf == Amaf::Similar || self.helpers.is_some() {
+            return;
+        }
+        if !machine.clones_share_states() {
+            // A helper on a clone would read the tree's states and moves wrongly.
+            tracing::info!("the engine's clones do not share states (the interpreter): searching on one thread");
             return;
         }
         let roles = machine.roles().len();

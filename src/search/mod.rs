@@ -239,6 +239,8 @@ impl<M: StateMachine> Search<M> for FlatMc {
         let mut sum = vec![0.0f64; mine.len()];
         let mut n = vec![0u64; mine.len()];
         let mut bufs = PlayoutBuffers::new(machine);
+        // A slow engine's playout stops at the deadline too.
+        bufs.deadline = Some(limit.deadline);
         let mut joint = Vec::with_capacity(roles);
         let mut s = state.clone();
         let mut iterations = 0u64;

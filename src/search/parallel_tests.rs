@@ -183,3 +183,25 @@ fn helpers_gather_amaf_statistics() {
     t.select(&mut m, &s, 0, Limit::iterations(500)).unwrap();
     assert_eq!((t.tree().helper_count(), t.tree().helper_playouts()), (0, 0));
 }
+
+/// With the interpreter no helper starts: its states and moves are ids into its own term
+/// store, which a helper's clone extends on its own, so a helper read the tree's leaves
+/// wrongly (and panicked on ids past its store: `factotum serve` at amazonsTorus, on the
+/// interpreter while the propnet built). The search runs on one thread, and root-parallel
+/// trees fall back to their first.
+#[test]
+fn with_the_interpreter_the_search_stays_on_one_thread() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("gdl").join("connect4.kif");
+    let game = Game::load(&p).unwrap();
+    let mut m = crate::interp::Interpreter::new(&game).unwrap();
+    assert!(!m.clones_share_states());
+    assert!(propnet("connect4.kif").clones_share_states());
+    let s = m.initial_state();
+    let mut t = TreeParallelMcts::new(cfg(Playout::Random, false), 2);
+    let c = t.select(&mut m, &s, 0, Limit::iterations(200)).unwrap();
+    assert_eq!((t.tree().helper_count(), t.tree().helper_playouts()), (0, 0));
+    assert_eq!(c.iterations, 200);
+    let mut r = ParallelMcts::new(cfg(Playout::Random, false), 2);
+    let c = r.select(&mut m, &s, 0, Limit::iterations(100)).unwrap();
+    assert_eq!(c.iterations, 100, "the first tree's iterations only");
+}
