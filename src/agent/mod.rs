@@ -1272,10 +1272,38 @@ fn interp_player(
     seed: u64,
     deadline: Instant,
 ) -> Result<Box<dyn Player>, String> {
-    let mut m = Interpreter::with_deadline(game, Some(deadline.max(Instant::now() + Duration::from_secs(1))))
-        .map_err(|e| e.to_string())?;
+    interp_player_within(game, role, cfg, seed, deadline.max(Instant::now() + Duration::from_secs(1)), LATE_INTERP)
+}
+
+/// How long the interpreter may go on building once it has missed the start clock: the
+/// player is late, but then plays, where giving up left it without a move for the whole
+/// match (gt_two_thirds_4p: about 4 s of static arithmetic, after the propnet's attempt
+/// had used the start clock).
+pub const LATE_INTERP: Duration = Duration::from_secs(60);
+
+/// The interpreter by `deadline`, else (logged) by `late` more; the plays that come
+/// meanwhile are answered without it (the server's fallback) and their moves applied once
+/// it is built.
+fn interp_player_within(
+    game: &Game,
+    role: &str,
+    cfg: &AgentConfig,
+    seed: u64,
+    deadline: Instant,
+    late: Duration,
+) -> Result<Box<dyn Player>, String> {
+    let mut m = Interpreter::with_deadline(game, Some(deadline)).map_err(|e| e.to_string())?;
     if m.timed_out() {
-        return Err("the interpreter could not be built in time".into());
+        tracing::warn!(late_s = late.as_secs_f64(), "the interpreter is not built within the start clock; building on");
+        let t0 = Instant::now();
+        m = Interpreter::with_deadline(game, Some(t0 + late)).map_err(|e| e.to_string())?;
+        if m.timed_out() {
+            return Err(format!(
+                "the interpreter could not be built in time ({:.0} s past the start clock)",
+                late.as_secs_f64()
+            ));
+        }
+        tracing::info!(build_s = t0.elapsed().as_secs_f64(), "interpreter built after the start clock");
     }
     m.set_deadline(None);
     let r = role_in(m.roles(), role)?;

@@ -495,3 +495,28 @@ fn the_default_agent_switches_to_factors_once_latches_split_the_game() {
     p.search(limit()).expect("a move");
     assert_eq!(p.factors(), None, "connect four is searched whole");
 }
+
+/// An interpreter that misses the start clock is built on (by `late` more), not given up:
+/// giving up left the player with no move for the whole match (gt_two_thirds_4p, whose
+/// static arithmetic takes about 4 s, after the propnet's attempt had used the start clock).
+#[test]
+fn an_interpreter_past_the_start_clock_is_built_on() {
+    let mut rules = String::from("(role a) (init (s 0)) (<= (next (s 1)) (true (s 0))) (<= terminal (true (s 1)))\n");
+    rules.push_str(
+        "(goal a 100) (<= (pair ?x ?y) (n ?x) (n ?y)) (<= (legal a (pick ?x ?y)) (pair ?x ?y) (true (s 0)))\n",
+    );
+    for i in 0..150 {
+        rules.push_str(&format!("(n {i})\n"));
+    }
+    let game = Game::parse("static_pairs", &rules).unwrap();
+    let past = Instant::now();
+    // The precondition: this game's static relation is not built by a deadline already past.
+    assert!(Interpreter::with_deadline(&game, Some(past)).unwrap().timed_out());
+    let cfg = AgentConfig { kind: Kind::Random, ..AgentConfig::default() };
+    let mut p = interp_player_within(&game, "a", &cfg, 1, past, Duration::from_secs(60)).expect("built on");
+    assert_eq!(p.engine(), "interp");
+    assert!(p.first_legal().is_some_and(|m| m.contains("pick")));
+    // A build that misses `late` too is an error, said as such.
+    let e = interp_player_within(&game, "a", &cfg, 1, past, Duration::ZERO).err().expect("no time at all");
+    assert!(e.contains("could not be built in time"), "{e}");
+}
