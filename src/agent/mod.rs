@@ -771,7 +771,8 @@ fn propnet_player(b: Build<'_>, role: &str) -> Result<Outcome<Box<dyn Player>>, 
     let Build { game, cfg, budget, in_start_clock, .. } = b;
     // The batch machine, for batched playouts or for meta-gaming to try them.
     let batch = cfg.kind == Kind::Mcts && (cfg.playout == Playout::Batch || (cfg.metagame && in_start_clock));
-    Ok(match propnet_or_log(|| propnet::build_keeping_net(game, budget, batch)) {
+    let build = build_budget(budget, in_start_clock, Instant::now());
+    Ok(match propnet_or_log(|| propnet::build_keeping_net(game, &build, batch)) {
         Outcome::Built((mut m, report, net)) => {
             let r = role_in(m.roles(), role)?;
             tracing::info!(game = %game.name, build_s = report.total_s, "propnet built");
@@ -1110,6 +1111,28 @@ pub fn metagame_candidates<M: StateMachine + Clone>(
     let gate = crate::search::metagame::decisive_gate(m, seed, now + until.saturating_duration_since(now) / 8);
     tracing::info!(game = %game, gate = %gate.summary(), ms = gate.millis, "meta-gaming: decisive moves' gate");
     gate.candidates(&cfg.metagame_candidates)
+}
+
+/// The time of the start clock kept from the propnet build for the interpreter, should the
+/// build miss its deadline: a quarter of the time left, at most [`START_KEEP_MAX`]. A build
+/// overruns its deadline by up to a second or two, and the interpreter then takes its own
+/// time: the corpus sweep's first plays at racer4, laikLee_hex and pancakes88 (5 s start
+/// clocks) came before any engine and were answered nil. A build cut short goes on in the
+/// background ([`BACKGROUND_BUILD`]).
+pub const START_KEEP_SHARE: f64 = 0.25;
+pub const START_KEEP_MAX: Duration = Duration::from_secs(3);
+
+/// The budget of a propnet build: in the start clock, the time from `now` to the deadline
+/// less what is kept for the interpreter ([`START_KEEP_SHARE`], [`START_KEEP_MAX`]).
+fn build_budget(budget: &Budget, in_start_clock: bool, now: Instant) -> Budget {
+    let mut b = budget.clone();
+    if in_start_clock {
+        b.deadline = budget.deadline.map(|d| {
+            let left = d.saturating_duration_since(now);
+            now + left - left.mul_f64(START_KEEP_SHARE).min(START_KEEP_MAX)
+        });
+    }
+    b
 }
 
 /// How long a propnet that missed its start clock may go on building in the background.

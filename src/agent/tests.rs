@@ -520,3 +520,17 @@ fn an_interpreter_past_the_start_clock_is_built_on() {
     let e = interp_player_within(&game, "a", &cfg, 1, past, Duration::ZERO).err().expect("no time at all");
     assert!(e.contains("could not be built in time"), "{e}");
 }
+
+/// In the start clock the propnet build leaves a quarter of the time left, at most 3 s, to
+/// the interpreter should it miss; in the background it gets the whole budget.
+#[test]
+fn the_start_clock_keeps_time_for_the_interpreter() {
+    let now = Instant::now();
+    let budget = Budget { deadline: Some(now + Duration::from_secs(8)), ..Budget::default() };
+    assert_eq!(build_budget(&budget, true, now).deadline, Some(now + Duration::from_secs(6)));
+    let long = Budget { deadline: Some(now + Duration::from_secs(40)), ..Budget::default() };
+    assert_eq!(build_budget(&long, true, now).deadline, Some(now + Duration::from_secs(37)));
+    assert_eq!(build_budget(&budget, false, now).deadline, budget.deadline);
+    let none = Budget::default();
+    assert_eq!(build_budget(&none, true, now).deadline, None);
+}
