@@ -287,9 +287,10 @@ fn the_learned_filter_tries_only_moves_that_ended_a_playout() {
     assert!(known > 0 && known * 2 < moves as usize, "{known} of {moves} moves learned");
 }
 
-/// The generic playout loops (random, policy, decisive) stop at the buffers' deadline, not
-/// terminal, within [`crate::machine::DEADLINE_EVERY`] joint moves: a slow engine's playout
-/// (the interpreter's on amazons takes about a second) must not run past a reply deadline.
+/// The generic playout loops (random, policy, decisive) stop at the buffers' deadline, or
+/// once their stop flag is raised, not terminal, within [`crate::machine::DEADLINE_EVERY`]
+/// joint moves: a slow engine's playout (the interpreter's on amazons takes about a second)
+/// must not run past a reply deadline, nor keep a cancelled ponder going.
 #[test]
 fn generic_playouts_stop_at_the_deadline() {
     use crate::interp::Interpreter;
@@ -300,8 +301,10 @@ fn generic_playouts_stop_at_the_deadline() {
     let mut rng = Pcg64Mcg::seed_from_u64(5);
     let mut bufs = PlayoutBuffers::new(&mut m);
     let mut dec = DecisiveBuffers::learned(&mut m);
-    for past in [true, false] {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    for (past, stop) in [(true, false), (false, true), (false, false)] {
         bufs.deadline = Some(if past { Instant::now() } else { Instant::now() + Duration::from_secs(3600) });
+        bufs.stop = stop.then(|| flag.clone());
         for kind in 0..3 {
             let mut s = s0.clone();
             let mut policy = Recorded::default();
@@ -310,7 +313,7 @@ fn generic_playouts_stop_at_the_deadline() {
                 1 => policy_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut policy),
                 _ => decisive_playout(&mut m, &mut s, &mut rng, 1000, &mut bufs, &mut dec, &mut policy, true),
             };
-            if past {
+            if past || stop {
                 assert_eq!((r.depth, r.terminal), (DEADLINE_EVERY - 1, false), "kind {kind}");
             } else {
                 assert!(r.terminal, "kind {kind}: with time left the playout ends the game");

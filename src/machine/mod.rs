@@ -7,6 +7,8 @@ pub mod explore;
 use rand::Rng;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A goal value: 0..=100 in well-formed games; `None` where the game defines none, or more
@@ -234,6 +236,9 @@ pub struct PlayoutBuffers<M: StateMachine> {
     /// large game (amazons) takes about a second, past a play clock's reply deadline. The
     /// propnet's own playout loops do not read it (their playouts take microseconds).
     pub deadline: Option<Instant>,
+    /// As `deadline`: the playout also stops once this flag is raised (a search's cancel
+    /// flag, see `search::Limit::shared`).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// Joint moves between two readings of [`PlayoutBuffers::deadline`].
@@ -241,13 +246,22 @@ pub const DEADLINE_EVERY: usize = 8;
 
 impl<M: StateMachine> PlayoutBuffers<M> {
     pub fn new(machine: &mut M) -> Self {
-        PlayoutBuffers { legal: Vec::new(), joint: Vec::new(), next: machine.initial_state(), deadline: None }
+        PlayoutBuffers {
+            legal: Vec::new(),
+            joint: Vec::new(),
+            next: machine.initial_state(),
+            deadline: None,
+            stop: None,
+        }
     }
 
-    /// Whether a playout `depth` joint moves long stops here for the deadline.
+    /// Whether a playout `depth` joint moves long stops here for the deadline or the stop
+    /// flag.
     #[inline]
     pub fn out_of_time(&self, depth: usize) -> bool {
-        depth % DEADLINE_EVERY == DEADLINE_EVERY - 1 && self.deadline.is_some_and(|d| Instant::now() >= d)
+        depth % DEADLINE_EVERY == DEADLINE_EVERY - 1
+            && (self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)))
     }
 }
 

@@ -203,12 +203,12 @@ pub const PONDER_SLACK: Duration = Duration::from_secs(5);
 
 /// Searches on from the current state until `cancel` is raised or `until` passes, after a
 /// reply was sent; logs what it did.
-fn ponder(p: &mut dyn Player, until: Instant, cancel: &AtomicBool, stats: &PonderStats) {
+fn ponder(p: &mut dyn Player, until: Instant, cancel: &Arc<AtomicBool>, stats: &PonderStats) {
     if p.is_terminal() || Instant::now() >= until {
         return;
     }
     let t0 = Instant::now();
-    match p.search(Limit::cancellable(until, cancel)) {
+    match p.search(Limit::cancellable_shared(until, cancel)) {
         Ok(s) => {
             let interrupted = cancel.load(Ordering::Relaxed);
             stats.runs.fetch_add(1, Ordering::Relaxed);
@@ -420,7 +420,7 @@ impl Server {
                     // Early search: the rest of the start clock grows the tree that the
                     // first play reuses.
                     if Instant::now() < build_deadline && !p.is_terminal() {
-                        match p.search(Limit::cancellable(build_deadline, &cancel)) {
+                        match p.search(Limit::cancellable_shared(build_deadline, &cancel)) {
                             Ok(s) => tracing::info!(iterations = s.iterations, value = s.value, "early search"),
                             Err(e) => tracing::warn!(error = %e, "early search"),
                         }
@@ -514,7 +514,7 @@ impl Server {
                         return;
                     }
                 }
-                let chosen = watch.search(p.as_mut(), Limit::cancellable(search_at, &cancel), &match_id);
+                let chosen = watch.search(p.as_mut(), Limit::cancellable_shared(search_at, &cancel), &match_id);
                 if let Ok(s) = &chosen {
                     tracing::info!(iterations = s.iterations, chosen = %s.text, value = s.value, proven = s.proven, "move");
                 }

@@ -390,6 +390,8 @@ pub struct Mcts<M: StateMachine> {
     /// The end of the current step's time: where a slow engine's playout stops
     /// ([`PlayoutBuffers::deadline`]).
     until: Option<Instant>,
+    /// The current search's shared cancel flag (`Limit::shared`), which playouts read too.
+    stop: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// Decisive moves' buffers (made at the first playout with `decisive`).
     dec: Option<DecisiveBuffers<M>>,
     /// With `transpositions`: state hash -> the first node holding that state.
@@ -764,6 +766,7 @@ impl<M: StateMachine> Mcts<M> {
             play: None,
             bufs: None,
             until: None,
+            stop: None,
             dec: None,
             trans: FxHashMap::default(),
             classes: PositionClasses::new(0),
@@ -1905,6 +1908,13 @@ impl<M: StateMachine> Mcts<M> {
         play.clone_from(from);
         let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
         bufs.deadline = self.until;
+        let same = match (&bufs.stop, &self.stop) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        if !same {
+            bufs.stop = self.stop.clone();
+        }
         // Decisive moves' buffers while they are in use (taken out, put back below).
         let kit = self.kit();
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
@@ -2294,6 +2304,7 @@ where
     }
 
     fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
+        self.stop = limit.shared.cloned();
         if self.roles != machine.roles().len() {
             self.roles = machine.roles().len();
             self.nodes.clear();

@@ -19,6 +19,7 @@ use crate::machine::{PlayoutBuffers, StateMachine};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// When a search must stop: at its deadline, or as soon as its cancel flag is raised (the
@@ -27,6 +28,11 @@ use std::time::Instant;
 pub struct Limit<'a> {
     pub deadline: Instant,
     pub cancel: Option<&'a AtomicBool>,
+    /// The same flag as `cancel`, shared, where the caller holds it so: a slow engine's
+    /// playouts keep a clone ([`PlayoutBuffers::stop`]) and stop within a few joint moves
+    /// of its raising (a play that arrives while a ponder's playout of the interpreter runs
+    /// for a second waited that second, and missed its reply deadline).
+    pub shared: Option<&'a Arc<AtomicBool>>,
     /// Most iterations (MCTS) or playouts (flat Monte Carlo) to run, for searches measured by
     /// their budget rather than a clock (the trap-avoidance suite; deterministic tests).
     pub iterations: Option<u64>,
@@ -35,17 +41,27 @@ pub struct Limit<'a> {
 impl<'a> Limit<'a> {
     /// Searches until `deadline`, not cancellable.
     pub fn until(deadline: Instant) -> Limit<'static> {
-        Limit { deadline, cancel: None, iterations: None }
+        Limit { deadline, cancel: None, shared: None, iterations: None }
     }
 
     /// Searches until `deadline` or until `cancel` is raised.
     pub fn cancellable(deadline: Instant, cancel: &'a AtomicBool) -> Limit<'a> {
-        Limit { deadline, cancel: Some(cancel), iterations: None }
+        Limit { deadline, cancel: Some(cancel), shared: None, iterations: None }
+    }
+
+    /// [`Limit::cancellable`] by a shared flag, which slow engines' playouts read too.
+    pub fn cancellable_shared(deadline: Instant, cancel: &'a Arc<AtomicBool>) -> Limit<'a> {
+        Limit { deadline, cancel: Some(&**cancel), shared: Some(cancel), iterations: None }
     }
 
     /// At most `n` iterations, with no deadline to speak of (a day).
     pub fn iterations(n: u64) -> Limit<'static> {
-        Limit { deadline: Instant::now() + std::time::Duration::from_secs(86_400), cancel: None, iterations: Some(n) }
+        Limit {
+            deadline: Instant::now() + std::time::Duration::from_secs(86_400),
+            cancel: None,
+            shared: None,
+            iterations: Some(n),
+        }
     }
 
     /// Whether `done` iterations use up the iteration budget.
@@ -239,8 +255,9 @@ impl<M: StateMachine> Search<M> for FlatMc {
         let mut sum = vec![0.0f64; mine.len()];
         let mut n = vec![0u64; mine.len()];
         let mut bufs = PlayoutBuffers::new(machine);
-        // A slow engine's playout stops at the deadline too.
+        // A slow engine's playout stops at the deadline, or the cancel flag, too.
         bufs.deadline = Some(limit.deadline);
+        bufs.stop = limit.shared.cloned();
         let mut joint = Vec::with_capacity(roles);
         let mut s = state.clone();
         let mut iterations = 0u64;
