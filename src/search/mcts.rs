@@ -1906,15 +1906,10 @@ impl<M: StateMachine> Mcts<M> {
     fn playout(&mut self, machine: &mut M, from: &M::State) -> bool {
         let mut play = self.play.take().unwrap_or_else(|| from.clone());
         play.clone_from(from);
-        let mut bufs = self.bufs.take().unwrap_or_else(|| PlayoutBuffers::new(machine));
+        let stop = &self.stop;
+        let mut bufs =
+            self.bufs.take().unwrap_or_else(|| PlayoutBuffers { stop: stop.clone(), ..PlayoutBuffers::new(machine) });
         bufs.deadline = self.until;
-        let same = match (&bufs.stop, &self.stop) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        if !same {
-            bufs.stop = self.stop.clone();
-        }
         // Decisive moves' buffers while they are in use (taken out, put back below).
         let kit = self.kit();
         let mut dec = self.cfg.decisive.then(|| self.dec.take().unwrap_or_else(|| kit.decisive_buffers(machine)));
@@ -2304,7 +2299,11 @@ where
     }
 
     fn select(&mut self, machine: &mut M, state: &M::State, role: usize, limit: Limit<'_>) -> Option<Choice<M::Move>> {
+        // Playouts read the search's cancel flag too (set once per search, not per playout).
         self.stop = limit.shared.cloned();
+        if let Some(b) = self.bufs.as_mut() {
+            b.stop.clone_from(&self.stop);
+        }
         if self.roles != machine.roles().len() {
             self.roles = machine.roles().len();
             self.nodes.clear();
